@@ -1,0 +1,1 @@
+//! Ribbon slot tables (placeholder)
