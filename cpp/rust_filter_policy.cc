@@ -1,0 +1,216 @@
+// The Rust filter policy: RocksDB's FilterPolicy, FilterBitsBuilder and
+// FilterBitsReader interfaces, with every filter built and read in Rust.
+#include "cpp/rust_filter_policy.h"
+
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "rocks-bridge/src/ffi.rs.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/options.h"
+#include "rocksdb/table.h"
+#include "rocksdb/utilities/object_registry.h"
+#include "table/block_based/filter_policy_internal.h"
+
+// The C API's options wrapper (db/c.cc defines it identically; the C header
+// only declares it). rust-rocksdb's `Options` owns one.
+struct rocksdb_options_t {
+  rocksdb::Options rep;
+};
+
+namespace rocks_bridge {
+
+using rocksdb::FilterBitsBuilder;
+using rocksdb::FilterBitsReader;
+using rocksdb::FilterBuildingContext;
+using rocksdb::Slice;
+
+namespace {
+
+rust::Slice<const uint8_t> AsRust(const Slice& s) {
+  return rust::Slice<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+// What a filter answers when something went wrong: RocksDB's "always true"
+// filter contents, so a key is never wrongly excluded.
+constexpr char kAlwaysTrue[] = "\0\0\0\0\0\0";
+
+class RustBitsBuilder : public FilterBitsBuilder {
+ public:
+  explicit RustBitsBuilder(rust::Box<RustBuilder> inner)
+      : inner_(std::move(inner)) {}
+
+  void AddKey(const Slice& key) override { inner_->add_key(AsRust(key)); }
+  void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
+    inner_->add_key_and_alt(AsRust(key), AsRust(alt));
+  }
+  size_t EstimateEntriesAdded() override {
+    return inner_->estimate_entries_added();
+  }
+  using FilterBitsBuilder::Finish;
+  rocksdb::Slice Finish(std::unique_ptr<const char[]>* buf) override {
+    rust::Vec<uint8_t> bytes = inner_->finish();
+    if (bytes.empty()) {
+      buf->reset();
+      return Slice(nullptr, 0);
+    }
+    char* data = new char[bytes.size()];
+    std::copy(bytes.begin(), bytes.end(), data);
+    buf->reset(data);
+    return Slice(data, bytes.size());
+  }
+  size_t ApproximateNumEntries(size_t bytes) override {
+    return inner_->approximate_num_entries(bytes);
+  }
+  size_t CalculateSpace(size_t num_entries) override {
+    return inner_->calculate_space(num_entries);
+  }
+  double EstimatedFpRate(size_t num_entries, size_t bytes) override {
+    return inner_->estimated_fp_rate(num_entries, bytes);
+  }
+
+ private:
+  rust::Box<RustBuilder> inner_;
+};
+
+class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
+ public:
+  explicit RustBitsReader(rust::Box<RustReader> inner)
+      : inner_(std::move(inner)) {}
+
+  bool MayMatch(const Slice& key) override {
+    return inner_->may_match(AsRust(key));
+  }
+  void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
+    // Keys go to Rust packed in one buffer; answers come back as bytes.
+    scratch_.clear();
+    ends_.clear();
+    for (int i = 0; i < num_keys; ++i) {
+      scratch_.append(keys[i]->data(), keys[i]->size());
+      ends_.push_back(static_cast<uint32_t>(scratch_.size()));
+    }
+    answers_.assign(static_cast<size_t>(num_keys), 1);
+    inner_->may_match_batch(
+        rust::Slice<const uint8_t>(
+            reinterpret_cast<const uint8_t*>(scratch_.data()),
+            scratch_.size()),
+        rust::Slice<const uint32_t>(ends_.data(), ends_.size()),
+        rust::Slice<uint8_t>(answers_.data(), answers_.size()));
+    for (int i = 0; i < num_keys; ++i) may_match[i] = answers_[i] != 0;
+  }
+  bool HashMayMatch(const uint64_t h) override {
+    return inner_->may_match_hash(h);
+  }
+
+ private:
+  rust::Box<RustReader> inner_;
+  std::string scratch_;
+  std::vector<uint32_t> ends_;
+  std::vector<uint8_t> answers_;
+};
+
+class RustFilterPolicy : public rocksdb::FilterPolicy {
+ public:
+  // `id` is a validated policy id such as "rust.RibbonFilter:10:1".
+  explicit RustFilterPolicy(std::string id, std::string name)
+      : id_(std::move(id)), name_(std::move(name)) {}
+
+  const char* Name() const override { return name_.c_str(); }
+  // The built-in family's name: RocksDB stores and finds filter blocks under
+  // it, so files written by either side are read by the other.
+  const char* CompatibilityName() const override {
+    return "rocksdb.BuiltinBloomFilter";
+  }
+  std::string GetId() const override { return id_; }
+
+  FilterBitsBuilder* GetBuilderWithContext(
+      const FilterBuildingContext& context) const override {
+    BuildContext ctx;
+    ctx.format_version = context.table_options.format_version;
+    ctx.compaction_style = static_cast<int32_t>(context.compaction_style);
+    ctx.reason = static_cast<int32_t>(context.reason);
+    ctx.level_at_creation = context.level_at_creation;
+    ctx.optimize_filters_for_memory =
+        context.table_options.optimize_filters_for_memory;
+    rust::Box<RustBuilder> builder = new_builder(id_, ctx);
+    if (!builder->builds_filter()) return nullptr;
+    return new RustBitsBuilder(std::move(builder));
+  }
+
+  FilterBitsReader* GetFilterBitsReader(const Slice& contents) const override {
+    // RocksDB keeps `contents` alive for the reader's lifetime.
+    return new RustBitsReader(new_reader(AsRust(contents)));
+  }
+
+ private:
+  std::string id_;
+  std::string name_;
+};
+
+// Factory for the ObjectLibrary: the Rust side validates and canonicalises
+// the id.
+const rocksdb::FilterPolicy* MakePolicy(
+    const std::string& uri, std::unique_ptr<const rocksdb::FilterPolicy>* guard,
+    std::string* errmsg) {
+  rust::String canonical;
+  rust::String name;
+  if (!canonical_policy_id(uri, canonical, name)) {
+    if (errmsg) *errmsg = "invalid Rust filter policy: " + uri;
+    return nullptr;
+  }
+  guard->reset(new RustFilterPolicy(std::string(canonical), std::string(name)));
+  return guard->get();
+}
+
+rocksdb::BlockBasedTableOptions* TableOptions(size_t options_address) {
+  auto* opts = reinterpret_cast<rocksdb_options_t*>(options_address);
+  if (!opts || !opts->rep.table_factory) return nullptr;
+  return opts->rep.table_factory
+      ->GetOptions<rocksdb::BlockBasedTableOptions>();
+}
+
+}  // namespace
+
+void register_rust_filter_policies() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto library = rocksdb::ObjectLibrary::Default();
+    using Entry = rocksdb::ObjectLibrary::PatternEntry;
+    library->AddFactory<const rocksdb::FilterPolicy>(
+        Entry("rust.RibbonFilter", false).AddNumber(":", false), MakePolicy);
+    library->AddFactory<const rocksdb::FilterPolicy>(
+        Entry("rust.RibbonFilter", false)
+            .AddNumber(":", false)
+            .AddNumber(":", true),
+        MakePolicy);
+    library->AddFactory<const rocksdb::FilterPolicy>(
+        Entry("rust.BloomFilter", false).AddNumber(":", false), MakePolicy);
+  });
+}
+
+void set_table_filter_policy(size_t options_address, rust::Str id) {
+  register_rust_filter_policies();
+  rocksdb::BlockBasedTableOptions* table = TableOptions(options_address);
+  if (!table) {
+    throw std::invalid_argument("the table factory is not block-based");
+  }
+  rocksdb::ConfigOptions config;
+  std::shared_ptr<const rocksdb::FilterPolicy> policy;
+  rocksdb::Status s = rocksdb::FilterPolicy::CreateFromString(
+      config, std::string(id), &policy);
+  if (!s.ok()) throw std::invalid_argument(s.ToString());
+  table->filter_policy = std::move(policy);
+}
+
+rust::String table_filter_policy_id(size_t options_address) {
+  rocksdb::BlockBasedTableOptions* table = TableOptions(options_address);
+  if (!table || !table->filter_policy) return rust::String();
+  return rust::String(table->filter_policy->GetId());
+}
+
+}  // namespace rocks_bridge

@@ -1,0 +1,356 @@
+//! The generic Ribbon algorithms: on-the-fly banding and back-substitution.
+//!
+//! Ported from RocksDB's `util/ribbon_alg.h` (and the banding storage of
+//! `util/ribbon_impl.h`).
+//!
+//! # The linear system
+//!
+//! A Ribbon filter stores a solution matrix `S` (m slots × r result bits) such
+//! that for every added key `x`, with hash-derived start `s(x)`, coefficient
+//! row `c(x)` (w bits, w = coefficient width) and result row `h(x)` (r bits),
+//!
+//! ```text
+//!   XOR over j in 0..w of  c(x)_j * S[s(x) + j]   ==   h(x)
+//! ```
+//!
+//! Each key is one equation over GF(2) whose non-zero coefficients all lie in
+//! the window `s(x) .. s(x)+w`. Sorted by start, the coefficient matrix is a
+//! band matrix:
+//!
+//! ```text
+//!          slot:  0 1 2 3 4 5 6 7 8 9 ...
+//!   key a (s=0)   1 0 1 1                     w = 4 in this drawing
+//!   key b (s=1)     1 1 0 1
+//!   key c (s=1)     1 0 0 1
+//!   key d (s=3)         1 1 1 0
+//!   key e (s=6)               1 0 1 1
+//! ```
+//!
+//! # Banding (Gaussian elimination on the fly)
+//!
+//! The banding keeps at most one row per slot `i`, and that row, when present,
+//! has its lowest coefficient at `i` (bit 0 of the stored coefficient row is
+//! 1). Adding an equation `(i, c, r)` looks at slot `i`: if it is empty the
+//! equation is stored there; otherwise the stored row is XORed in, which
+//! clears bit 0, and the equation moves on to its new lowest set bit. It ends
+//! either stored in an empty slot, or reduced to `0 = r`: redundant when
+//! `r == 0`, a contradiction (construction failure for this seed) otherwise.
+//! Whether the system is solvable, which slots end up occupied, and the
+//! back-substituted solution do not depend on the order of insertion.
+//!
+//! # Back-substitution
+//!
+//! Going from the last slot to the first, each occupied slot `i` determines
+//! `S[i] = r_i XOR parity(c_i & S[i+1 .. i+w])` and each empty slot is solved
+//! as zero (Homogeneous Ribbon instead gives empty slots a pseudo-random
+//! value). The interleaved column-major ("ICML") layout of
+//! [`crate::solution`] stores, for each block of `w` slots, one `w`-bit word
+//! per result column, so a query reads one or two words per column.
+//!
+//! See the paper by Dillinger and Walzer (2021), "Ribbon filter: practically
+//! smaller than Bloom and Xor", for the analysis.
+
+use core::fmt::Debug;
+use core::ops::{BitAnd, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Shl, Shr};
+
+/// A coefficient row: an unsigned word of 32, 64 or 128 bits.
+///
+/// The width of this type is the ribbon width `w`.
+pub trait CoeffRow:
+    Copy
+    + Eq
+    + Default
+    + Debug
+    + Send
+    + Sync
+    + 'static
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + BitOrAssign
+    + BitXor<Output = Self>
+    + BitXorAssign
+    + Not<Output = Self>
+    + Shl<u32, Output = Self>
+    + Shr<u32, Output = Self>
+{
+    /// Number of bits, the ribbon width.
+    const BITS: u32;
+    /// Number of bytes of the little-endian encoding.
+    const BYTES: usize;
+    /// All bits clear.
+    const ZERO: Self;
+    /// Only bit 0 set.
+    const ONE: Self;
+    /// Truncates a 128-bit value to this width.
+    fn from_u128(v: u128) -> Self;
+    /// Number of trailing zero bits (`BITS` for zero).
+    fn trailing_zeros(self) -> u32;
+    /// XOR of all bits: 0 or 1.
+    fn parity(self) -> u32;
+    /// Reads `BYTES` little-endian bytes. Precondition: `bytes.len() >= BYTES`.
+    fn load_le(bytes: &[u8]) -> Self;
+    /// Writes `BYTES` little-endian bytes. Precondition: `out.len() >= BYTES`.
+    fn store_le(self, out: &mut [u8]);
+}
+
+macro_rules! impl_coeff_row {
+    ($t:ty) => {
+        impl CoeffRow for $t {
+            const BITS: u32 = <$t>::BITS;
+            const BYTES: usize = core::mem::size_of::<$t>();
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            #[inline(always)]
+            fn from_u128(v: u128) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn trailing_zeros(self) -> u32 {
+                <$t>::trailing_zeros(self)
+            }
+            #[inline(always)]
+            fn parity(self) -> u32 {
+                self.count_ones() & 1
+            }
+            #[inline(always)]
+            fn load_le(bytes: &[u8]) -> Self {
+                let mut buf = [0u8; core::mem::size_of::<$t>()];
+                buf.copy_from_slice(&bytes[..core::mem::size_of::<$t>()]);
+                <$t>::from_le_bytes(buf)
+            }
+            #[inline(always)]
+            fn store_le(self, out: &mut [u8]) {
+                out[..core::mem::size_of::<$t>()].copy_from_slice(&self.to_le_bytes());
+            }
+        }
+    };
+}
+impl_coeff_row!(u32);
+impl_coeff_row!(u64);
+impl_coeff_row!(u128);
+
+/// The compile-time settings of one Ribbon configuration, mirroring the
+/// "TypesAndSettings" concept of RocksDB's `ribbon_impl.h`.
+///
+/// Keys reach the Ribbon core as 64-bit hashes; the result row is at most 32
+/// bits; slot indexes are `u32`.
+pub trait RibbonSettings: 'static + Send + Sync {
+    /// The coefficient row type; its width is the ribbon width.
+    type CoeffRow: CoeffRow;
+    /// Every coefficient row has bit 0 set (saves a shift in banding).
+    const FIRST_COEFF_ALWAYS_ONE: bool;
+    /// Spread starts over `num_starts + w/2` positions and clamp ("smash"),
+    /// which lowers the overhead at the ends of the band.
+    const USE_SMASH: bool;
+    /// Homogeneous Ribbon: every result row is zero, construction never fails
+    /// for lack of a seed, and empty slots get pseudo-random solution values.
+    const HOMOGENEOUS: bool;
+}
+
+/// RocksDB's Standard128 Ribbon: 128-bit coefficients, first coefficient
+/// always one, no smash, not homogeneous (`filter_policy.cc`).
+#[derive(Debug, Clone, Copy)]
+pub struct Standard128;
+impl RibbonSettings for Standard128 {
+    type CoeffRow = u128;
+    const FIRST_COEFF_ALWAYS_ONE: bool = true;
+    const USE_SMASH: bool = false;
+    const HOMOGENEOUS: bool = false;
+}
+
+/// One equation of the system: start slot, coefficient row, result row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Equation<C> {
+    /// First slot of the equation's window.
+    pub start: u32,
+    /// Coefficients; bit `j` is the coefficient of slot `start + j`.
+    pub coeff_row: C,
+    /// Right-hand side.
+    pub result_row: u32,
+}
+
+/// The banding storage: at most one row per slot, as in RocksDB's
+/// `StandardBanding`.
+///
+/// Contract: after [`Banding::reset`] with `num_slots >= w` the storage has
+/// `num_starts = num_slots - w + 1` valid starts, and every occupied slot `i`
+/// holds a coefficient row with bit 0 set whose bits reach at most slot
+/// `num_slots - 1`.
+#[derive(Debug, Clone)]
+pub struct Banding<S: RibbonSettings> {
+    coeff_rows: Vec<S::CoeffRow>,
+    result_rows: Vec<u32>,
+    num_starts: u32,
+}
+
+impl<S: RibbonSettings> Default for Banding<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S: RibbonSettings> Banding<S> {
+    /// An empty banding with zero slots.
+    pub fn new() -> Self {
+        Self {
+            coeff_rows: Vec::new(),
+            result_rows: Vec::new(),
+            num_starts: 0,
+        }
+    }
+
+    /// Clears the storage and sizes it for `num_slots` slots.
+    ///
+    /// `num_slots` is 0 or at least the ribbon width; other values are
+    /// rounded up to the ribbon width.
+    pub fn reset(&mut self, num_slots: u32) {
+        self.coeff_rows.clear();
+        self.result_rows.clear();
+        if num_slots == 0 {
+            self.num_starts = 0;
+            return;
+        }
+        let num_slots = num_slots.max(S::CoeffRow::BITS);
+        self.coeff_rows.resize(num_slots as usize, S::CoeffRow::ZERO);
+        if !S::HOMOGENEOUS {
+            self.result_rows.resize(num_slots as usize, 0);
+        }
+        self.num_starts = num_slots - S::CoeffRow::BITS + 1;
+    }
+
+    /// Number of valid start positions, `num_slots - w + 1` (0 when empty).
+    #[inline]
+    pub fn num_starts(&self) -> u32 {
+        self.num_starts
+    }
+
+    /// Number of slots.
+    #[inline]
+    pub fn num_slots(&self) -> u32 {
+        self.coeff_rows.len() as u32
+    }
+
+    /// The row stored at slot `i` as `(coeff_row, result_row)`; for
+    /// back-substitution in Homogeneous Ribbon an empty slot reports its
+    /// pseudo-random result value. Precondition: `i < num_slots()`.
+    #[inline(always)]
+    pub fn load_row(&self, i: u32, for_back_subst: bool) -> (S::CoeffRow, u32) {
+        let cr = self.coeff_rows[i as usize];
+        let rr = if S::HOMOGENEOUS {
+            if for_back_subst && cr == S::CoeffRow::ZERO {
+                (u64::from(i).wrapping_mul(0x9E37_79B1_85EB_CA87)) as u32
+            } else {
+                0
+            }
+        } else {
+            self.result_rows[i as usize]
+        };
+        (cr, rr)
+    }
+
+    /// Number of occupied slots (pivot rows).
+    pub fn occupied_count(&self) -> u32 {
+        self.coeff_rows
+            .iter()
+            .filter(|&&c| c != S::CoeffRow::ZERO)
+            .count() as u32
+    }
+
+    /// Adds one equation by on-the-fly elimination. Returns `false` when the
+    /// equation contradicts the ones already added (the system has no
+    /// solution); the storage is then left with the equations added before
+    /// plus partial work of none (a failed add stores nothing).
+    ///
+    /// Preconditions: `eq.start < num_starts()`; with
+    /// `FIRST_COEFF_ALWAYS_ONE`, bit 0 of `eq.coeff_row` is set.
+    #[inline(always)]
+    pub fn add(&mut self, eq: Equation<S::CoeffRow>) -> bool {
+        let mut i = eq.start as usize;
+        let mut cr = eq.coeff_row;
+        let mut rr = eq.result_row;
+        if !S::FIRST_COEFF_ALWAYS_ONE {
+            if cr == S::CoeffRow::ZERO {
+                // No coefficient at all: the equation reads 0 = rr.
+                return rr == 0;
+            }
+            let tz = cr.trailing_zeros();
+            i += tz as usize;
+            cr = cr >> tz;
+        }
+        loop {
+            let cr_at_i = self.coeff_rows[i];
+            if cr_at_i == S::CoeffRow::ZERO {
+                self.coeff_rows[i] = cr;
+                if !S::HOMOGENEOUS {
+                    self.result_rows[i] = rr;
+                }
+                return true;
+            }
+            cr ^= cr_at_i;
+            if !S::HOMOGENEOUS {
+                rr ^= self.result_rows[i];
+            }
+            if cr == S::CoeffRow::ZERO {
+                return rr == 0;
+            }
+            let tz = cr.trailing_zeros();
+            i += tz as usize;
+            cr = cr >> tz;
+        }
+    }
+
+    /// Adds every equation, stopping at the first failure. Returns whether all
+    /// were added. Equivalent to RocksDB's `BandingAddRange` without
+    /// backtracking: after a failure the storage is unusable until `reset`.
+    pub fn add_all<I>(&mut self, equations: I) -> bool
+    where
+        I: IntoIterator<Item = Equation<S::CoeffRow>>,
+    {
+        equations.into_iter().all(|eq| self.add(eq))
+    }
+}
+
+/// Back-substitutes one block of `w` slots starting at `start_slot` into
+/// `state` (one `w`-bit window per result column), as RocksDB's
+/// `BackSubstBlock`. After the call, bit `k` of `state[j]` is column `j` of
+/// the solution at slot `start_slot + k`.
+#[inline]
+pub fn back_subst_block<S: RibbonSettings>(state: &mut [S::CoeffRow], banding: &Banding<S>, start_slot: u32) {
+    let w = S::CoeffRow::BITS;
+    for i in (start_slot..start_slot + w).rev() {
+        let (cr, rr) = banding.load_row(i, true);
+        for (j, s) in state.iter_mut().enumerate() {
+            let mut tmp = *s << 1;
+            let bit = (tmp & cr).parity() ^ ((rr >> j) & 1);
+            if bit != 0 {
+                tmp |= S::CoeffRow::ONE;
+            }
+            *s = tmp;
+        }
+    }
+}
+
+/// Back-substitutes the whole banding into one solution row per slot (the
+/// "simple" row-major solution of RocksDB's `SimpleBackSubst`), keeping
+/// `result_bits` columns. Mainly a reference for tests and tools.
+pub fn simple_back_subst<S: RibbonSettings>(banding: &Banding<S>, result_bits: u32) -> Vec<u32> {
+    let result_bits = result_bits.min(32) as usize;
+    let num_slots = banding.num_slots();
+    let mut state = vec![S::CoeffRow::ZERO; result_bits];
+    let mut out = vec![0u32; num_slots as usize];
+    for i in (0..num_slots).rev() {
+        let (cr, rr) = banding.load_row(i, true);
+        let mut sr = 0u32;
+        for (j, s) in state.iter_mut().enumerate() {
+            let mut tmp = *s << 1;
+            let bit = (tmp & cr).parity() ^ ((rr >> j) & 1);
+            if bit != 0 {
+                tmp |= S::CoeffRow::ONE;
+            }
+            *s = tmp;
+            sr |= bit << j;
+        }
+        out[i as usize] = sr;
+    }
+    out
+}

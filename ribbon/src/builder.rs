@@ -1,0 +1,224 @@
+//! The filter builder a table builder drives: key hashing and de-duplication,
+//! then the chosen format's construction with RocksDB's fall-backs.
+//!
+//! Ported from RocksDB's `table/block_based/filter_policy.cc`
+//! (`XXPH3FilterBitsBuilder`, `LegacyBloomBitsBuilder::AddKey*`,
+//! `Standard128RibbonBitsBuilder::Finish`).
+
+use crate::hash::{bloom_hash, get_slice_hash64};
+use crate::policy::{BuildContext, FilterKind, FilterPolicy};
+use crate::standard128;
+
+/// The key hashes collected so far, in insertion order, with RocksDB's
+/// de-duplication of consecutive equal hashes.
+#[derive(Debug, Clone, Default)]
+struct Entries<H> {
+    hashes: Vec<H>,
+    prev_alt_hash: Option<H>,
+}
+
+impl<H: Copy + PartialEq> Entries<H> {
+    fn add(&mut self, hash: H) {
+        if self.hashes.last() != Some(&hash) {
+            self.hashes.push(hash);
+        }
+    }
+
+    /// `AddKeyAndAlt`: the alternate (a prefix, with a prefix extractor) is
+    /// added unless it equals the previous alternate, this key, or the
+    /// previous key; the key is added unless it equals the previous key or
+    /// the previous alternate.
+    fn add_with_alt(&mut self, key_hash: H, alt_hash: H) {
+        let prev_key_hash = self.hashes.last().copied();
+        let prev_alt_hash = self.prev_alt_hash;
+        if Some(alt_hash) != prev_alt_hash && alt_hash != key_hash && Some(alt_hash) != prev_key_hash {
+            self.hashes.push(alt_hash);
+        }
+        self.prev_alt_hash = Some(alt_hash);
+        if Some(key_hash) != prev_key_hash && Some(key_hash) != prev_alt_hash {
+            self.hashes.push(key_hash);
+        }
+    }
+
+    fn take(&mut self) -> Vec<H> {
+        self.prev_alt_hash = None;
+        core::mem::take(&mut self.hashes)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Hashes {
+    /// 64-bit `GetSliceHash64` values (FastLocalBloom and Ribbon).
+    Xxph3(Entries<u64>),
+    /// 32-bit `BloomHash` values (legacy Bloom).
+    Legacy(Entries<u32>),
+}
+
+/// Builds one filter block, as RocksDB's `FilterBitsBuilder` for the same
+/// policy and context would.
+///
+/// ```
+/// use ribbon::builder::FilterBuilder;
+/// use ribbon::policy::{BuildContext, FilterPolicy};
+///
+/// let policy: FilterPolicy = "ribbonfilter:10".parse().unwrap();
+/// let mut b = FilterBuilder::new(&policy, &BuildContext::default()).unwrap();
+/// for i in 0..1000u32 {
+///     b.add_key(&i.to_le_bytes());
+/// }
+/// let filter = b.finish();
+/// let reader = ribbon::format::FilterReader::new(&filter);
+/// assert!((0..1000u32).all(|i| reader.may_match(&i.to_le_bytes())));
+/// ```
+#[derive(Debug, Clone)]
+pub struct FilterBuilder {
+    kind: FilterKind,
+    hashes: Hashes,
+}
+
+impl FilterBuilder {
+    /// The builder `policy` uses for a file written under `ctx`, or `None`
+    /// when that file gets no filter (0 bits per key).
+    pub fn new(policy: &FilterPolicy, ctx: &BuildContext) -> Option<Self> {
+        policy.filter_kind(ctx).map(Self::for_kind)
+    }
+
+    /// A builder for an explicit filter kind.
+    pub fn for_kind(kind: FilterKind) -> Self {
+        let hashes = match kind {
+            FilterKind::LegacyBloom(_) => Hashes::Legacy(Entries::default()),
+            _ => Hashes::Xxph3(Entries::default()),
+        };
+        Self { kind, hashes }
+    }
+
+    /// The format this builder writes (before any fall-back).
+    pub fn kind(&self) -> FilterKind {
+        self.kind
+    }
+
+    /// Adds a key (`AddKey`). A key equal to the previous one adds nothing.
+    pub fn add_key(&mut self, key: &[u8]) {
+        match &mut self.hashes {
+            Hashes::Xxph3(e) => e.add(get_slice_hash64(key)),
+            Hashes::Legacy(e) => e.add(bloom_hash(key)),
+        }
+    }
+
+    /// Adds a 64-bit key hash directly (FastLocalBloom and Ribbon only;
+    /// ignored by the legacy Bloom, which hashes keys to 32 bits).
+    pub fn add_key_hash(&mut self, hash: u64) {
+        if let Hashes::Xxph3(e) = &mut self.hashes {
+            e.add(hash);
+        }
+    }
+
+    /// Adds a key and its alternate, the prefix under a prefix extractor
+    /// (`AddKeyAndAlt`).
+    pub fn add_key_and_alt(&mut self, key: &[u8], alt: &[u8]) {
+        match &mut self.hashes {
+            Hashes::Xxph3(e) => e.add_with_alt(get_slice_hash64(key), get_slice_hash64(alt)),
+            Hashes::Legacy(e) => e.add_with_alt(bloom_hash(key), bloom_hash(alt)),
+        }
+    }
+
+    /// Hash entries added so far (`EstimateEntriesAdded`).
+    pub fn estimate_entries_added(&self) -> usize {
+        match &self.hashes {
+            Hashes::Xxph3(e) => e.hashes.len(),
+            Hashes::Legacy(e) => e.hashes.len(),
+        }
+    }
+
+    /// Builds the filter block contents and resets the builder for reuse.
+    /// Zero keys give the empty filter, which matches nothing.
+    pub fn finish(&mut self) -> Vec<u8> {
+        match (&mut self.hashes, self.kind) {
+            (Hashes::Legacy(e), FilterKind::LegacyBloom(b)) => b.build(&e.take()),
+            (Hashes::Xxph3(e), FilterKind::FastLocalBloom(b)) => b.build(&e.take()),
+            (
+                Hashes::Xxph3(e),
+                FilterKind::Standard128Ribbon {
+                    desired_one_in_fp_rate,
+                    bloom,
+                },
+            ) => {
+                let hashes = e.take();
+                standard128::build(&hashes, desired_one_in_fp_rate, |n| bloom.calculate_space(n))
+                    .unwrap_or_else(|| bloom.build(&hashes))
+            }
+            _ => unreachable!("hash width always matches the filter kind"),
+        }
+    }
+
+    /// Filter bytes (trailer included) for `num_entries` keys
+    /// (`CalculateSpace`).
+    pub fn calculate_space(&self, num_entries: usize) -> usize {
+        match self.kind {
+            FilterKind::LegacyBloom(b) => b.calculate_space(num_entries),
+            FilterKind::FastLocalBloom(b) => b.calculate_space(num_entries),
+            FilterKind::Standard128Ribbon {
+                desired_one_in_fp_rate,
+                bloom,
+            } => {
+                if num_entries == 0 {
+                    return 0;
+                }
+                let entropy = match &self.hashes {
+                    Hashes::Xxph3(e) => e.hashes.first().map_or(0, |&h| (h >> 32) as u32),
+                    Hashes::Legacy(_) => 0,
+                };
+                standard128::space_and_slots(num_entries, desired_one_in_fp_rate, entropy, |n| {
+                    bloom.calculate_space(n)
+                })
+                .0
+            }
+        }
+    }
+
+    /// Keys that fit in `bytes` of filter (`ApproximateNumEntries`).
+    pub fn approximate_num_entries(&self, bytes: usize) -> usize {
+        match self.kind {
+            FilterKind::LegacyBloom(b) => b.approximate_num_entries(bytes),
+            FilterKind::FastLocalBloom(b) => b.approximate_num_entries(bytes),
+            FilterKind::Standard128Ribbon {
+                desired_one_in_fp_rate,
+                bloom,
+            } => standard128::approximate_num_entries(bytes, desired_one_in_fp_rate, |b| {
+                bloom.approximate_num_entries(b)
+            }),
+        }
+    }
+
+    /// The expected FP rate of a filter of `bytes` (trailer included) for
+    /// `num_entries` keys (`EstimatedFpRate`).
+    pub fn estimated_fp_rate(&self, num_entries: usize, bytes: usize) -> f64 {
+        match self.kind {
+            FilterKind::LegacyBloom(b) => b.estimated_fp_rate(num_entries, bytes),
+            FilterKind::FastLocalBloom(b) => b.estimated_fp_rate(num_entries, bytes),
+            FilterKind::Standard128Ribbon { bloom, .. } => {
+                if bytes <= standard128::METADATA_LEN {
+                    return if num_entries > 0 { 1.0 } else { 0.0 };
+                }
+                if num_entries > standard128::MAX_RIBBON_ENTRIES {
+                    return bloom.estimated_fp_rate(num_entries, bytes);
+                }
+                standard128::estimated_fp_rate(num_entries, bytes)
+            }
+        }
+    }
+}
+
+/// Builds one filter from `keys` under `policy` and `ctx`; `None` when the
+/// policy writes no filter.
+pub fn build_filter<K: AsRef<[u8]>>(
+    policy: &FilterPolicy,
+    ctx: &BuildContext,
+    keys: &[K],
+) -> Option<Vec<u8>> {
+    let mut b = FilterBuilder::new(policy, ctx)?;
+    for k in keys {
+        b.add_key(k.as_ref());
+    }
+    Some(b.finish())
+}

@@ -1,1 +1,0 @@
-//! Ribbon slot tables (placeholder)

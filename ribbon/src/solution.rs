@@ -1,0 +1,342 @@
+//! The interleaved column-major ("ICML") solution: layout, back-substitution
+//! into bytes, queries, and sizing for a fractional number of result columns.
+//!
+//! Ported from RocksDB's `util/ribbon_impl.h` (`SerializableInterleavedSolution`)
+//! and `util/ribbon_alg.h` (`InterleavedBackSubst`, `InterleavedPrepareQuery`,
+//! `InterleavedFilterQuery`).
+//!
+//! # Layout
+//!
+//! The `num_slots = num_blocks * w` slots are grouped into blocks of `w`
+//! slots. A block stores one `w`-bit *segment* per result column: bit `k` of
+//! the segment for column `j` is column `j` of the solution at slot
+//! `block * w + k`. Segments are little-endian words, block after block.
+//!
+//! To reach a fractional number of bits per key, the first
+//! `upper_start_block` blocks have `upper_num_columns - 1` columns and the
+//! remaining blocks `upper_num_columns`:
+//!
+//! ```text
+//!   block:     0      1     ...  usb-1 |  usb   ...  num_blocks-1
+//!   columns:  u-1    u-1    ...  u-1   |   u    ...     u
+//! ```
+//!
+//! Both numbers follow from the byte length and the number of blocks alone,
+//! which is how a reader recovers them.
+
+use crate::alg::{back_subst_block, Banding, CoeffRow, RibbonSettings};
+use crate::standard::Hasher;
+use core::marker::PhantomData;
+
+/// The shape of an interleaved solution: blocks, segments and columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InterleavedLayout<S: RibbonSettings> {
+    num_starts: u32,
+    num_segments: u32,
+    upper_num_columns: u32,
+    upper_start_block: u32,
+    _settings: PhantomData<S>,
+}
+
+impl<S: RibbonSettings> InterleavedLayout<S> {
+    /// The layout for `num_blocks` blocks stored in `data_len` bytes (bytes
+    /// past the last whole segment are ignored), as RocksDB's
+    /// `ConfigureForNumBlocks`. Columns are capped at 32; the segment count is
+    /// then reduced to fit.
+    pub fn for_num_blocks(num_blocks: u32, data_len: usize) -> Self {
+        let w = S::CoeffRow::BITS;
+        let num_starts = if num_blocks == 0 {
+            0
+        } else {
+            num_blocks.wrapping_mul(w).wrapping_sub(w).wrapping_add(1)
+        };
+        let mut num_segments = (data_len / S::CoeffRow::BYTES).min(u32::MAX as usize) as u32;
+        let (mut upper_num_columns, mut upper_start_block) = (0, 0);
+        if num_blocks != 0 {
+            upper_num_columns = u64::from(num_segments).div_ceil(u64::from(num_blocks)) as u32;
+            upper_start_block = upper_num_columns
+                .wrapping_mul(num_blocks)
+                .wrapping_sub(num_segments);
+            if upper_num_columns > 32 {
+                upper_num_columns = 32;
+                upper_start_block = 0;
+                num_segments = num_blocks.wrapping_mul(32);
+            }
+        }
+        Self {
+            num_starts,
+            num_segments,
+            upper_num_columns,
+            upper_start_block,
+            _settings: PhantomData,
+        }
+    }
+
+    /// The layout for `num_slots` slots (a multiple of the ribbon width).
+    pub fn for_num_slots(num_slots: u32, data_len: usize) -> Self {
+        Self::for_num_blocks(num_slots / S::CoeffRow::BITS, data_len)
+    }
+
+    /// Number of valid starts, `num_blocks * w - w + 1`.
+    pub fn num_starts(&self) -> u32 {
+        self.num_starts
+    }
+    /// Number of blocks of `w` slots.
+    pub fn num_blocks(&self) -> u32 {
+        if self.num_starts == 0 {
+            0
+        } else {
+            self.num_starts.div_ceil(S::CoeffRow::BITS)
+        }
+    }
+    /// Number of `w`-bit segments stored.
+    pub fn num_segments(&self) -> u32 {
+        self.num_segments
+    }
+    /// Bytes of solution data: `num_segments * w / 8`.
+    pub fn data_len(&self) -> usize {
+        self.num_segments as usize * S::CoeffRow::BYTES
+    }
+    /// Columns of the upper (later) blocks; lower blocks have one fewer.
+    pub fn upper_num_columns(&self) -> u32 {
+        self.upper_num_columns
+    }
+    /// First block with `upper_num_columns` columns.
+    pub fn upper_start_block(&self) -> u32 {
+        self.upper_start_block
+    }
+
+    /// The FP rate a non-member key sees, averaged over starts, as RocksDB's
+    /// `ExpectedFpRate`. For an empty layout (no starts) this is NaN, as in
+    /// RocksDB's Standard128 configuration, which does not allow zero starts.
+    pub fn expected_fp_rate(&self) -> f64 {
+        let lower_portion =
+            (f64::from(self.upper_start_block) * f64::from(S::CoeffRow::BITS)) / f64::from(self.num_starts);
+        // The column counts are unsigned in RocksDB: with no columns at all,
+        // `upper - 1` wraps and its power of one half is 0.
+        lower_portion * pow_half(self.upper_num_columns.wrapping_sub(1))
+            + (1.0 - lower_portion) * pow_half(self.upper_num_columns)
+    }
+
+    /// Back-substitutes `banding` into `out`, which must hold at least
+    /// `data_len()` bytes. Precondition: `banding.num_starts()` equals
+    /// `self.num_starts()`.
+    pub fn back_subst(&self, banding: &Banding<S>, out: &mut [u8]) {
+        let w = S::CoeffRow::BITS;
+        let bytes = S::CoeffRow::BYTES;
+        let num_blocks = self.num_blocks();
+        let mut num_columns = self.upper_num_columns;
+        if num_columns == 0 {
+            return;
+        }
+        let mut state = [S::CoeffRow::ZERO; 32];
+        let mut block = num_blocks;
+        let mut segment = self.num_segments as usize;
+        while block > self.upper_start_block {
+            block -= 1;
+            back_subst_block(&mut state[..num_columns as usize], banding, block * w);
+            segment -= num_columns as usize;
+            for (i, s) in state[..num_columns as usize].iter().enumerate() {
+                s.store_le(&mut out[(segment + i) * bytes..]);
+            }
+        }
+        num_columns -= 1;
+        while block > 0 {
+            block -= 1;
+            back_subst_block(&mut state[..num_columns as usize], banding, block * w);
+            segment -= num_columns as usize;
+            for (i, s) in state[..num_columns as usize].iter().enumerate() {
+                s.store_le(&mut out[(segment + i) * bytes..]);
+            }
+        }
+    }
+
+    /// Where a query for rehashed value `h` reads: the first segment, the
+    /// number of columns and the bit offset of the start within its block.
+    #[inline(always)]
+    pub fn prepare_query(&self, hasher: &Hasher<S>, h: u64) -> QuerySite {
+        let w = S::CoeffRow::BITS;
+        let start_slot = hasher.start(h, self.num_starts);
+        let start_block = start_slot / w;
+        let mut num_columns = self.upper_num_columns;
+        let segment_num = start_block
+            .wrapping_mul(num_columns)
+            .wrapping_sub(start_block.min(self.upper_start_block));
+        if start_block < self.upper_start_block {
+            num_columns -= 1;
+        }
+        QuerySite {
+            segment_num,
+            num_columns,
+            start_bit: start_slot % w,
+        }
+    }
+
+    /// Whether rehashed value `h` may be in the set, reading segments from
+    /// `data`. Segments past the end of `data` (only possible for a layout
+    /// that does not match `data`) make the answer `true`.
+    #[inline(always)]
+    pub fn filter_query(&self, hasher: &Hasher<S>, h: u64, site: QuerySite, data: &[u8]) -> bool {
+        let w = S::CoeffRow::BITS;
+        let bytes = S::CoeffRow::BYTES;
+        let cr = hasher.coeff_row(h);
+        let expected = hasher.result_row(h);
+        let first = site.segment_num as usize * bytes;
+        let words = if site.start_bit == 0 {
+            site.num_columns as usize
+        } else {
+            2 * site.num_columns as usize
+        };
+        let Some(seg) = data.get(first..first + words * bytes) else {
+            return true;
+        };
+        if site.start_bit == 0 {
+            for i in 0..site.num_columns as usize {
+                let s = S::CoeffRow::load_le(&seg[i * bytes..]);
+                if (s & cr).parity() != (expected >> i) & 1 {
+                    return false;
+                }
+            }
+        } else {
+            let cr_left = cr << site.start_bit;
+            let cr_right = cr >> (w - site.start_bit);
+            let n = site.num_columns as usize;
+            for i in 0..n {
+                let left = S::CoeffRow::load_le(&seg[i * bytes..]);
+                let right = S::CoeffRow::load_le(&seg[(n + i) * bytes..]);
+                if ((left & cr_left) ^ (right & cr_right)).parity() != (expected >> i) & 1 {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The result value stored for rehashed value `h` (the PHSF query).
+    pub fn phsf_query(&self, hasher: &Hasher<S>, h: u64, data: &[u8]) -> u32 {
+        let w = S::CoeffRow::BITS;
+        let bytes = S::CoeffRow::BYTES;
+        let site = self.prepare_query(hasher, h);
+        let cr = hasher.coeff_row(h);
+        let load = |seg: u32| {
+            let at = seg as usize * bytes;
+            data.get(at..at + bytes)
+                .map_or(S::CoeffRow::ZERO, S::CoeffRow::load_le)
+        };
+        let mut sr = 0u32;
+        let cr_left = cr << site.start_bit;
+        for i in 0..site.num_columns {
+            sr ^= (load(site.segment_num + i) & cr_left).parity() << i;
+        }
+        if site.start_bit > 0 {
+            let cr_right = cr >> (w - site.start_bit);
+            for i in 0..site.num_columns {
+                sr ^= (load(site.segment_num + site.num_columns + i) & cr_right).parity() << i;
+            }
+        }
+        sr
+    }
+}
+
+#[inline]
+fn pow_half(n: u32) -> f64 {
+    0.5f64.powf(f64::from(n))
+}
+
+/// Where one query reads in an interleaved solution.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QuerySite {
+    /// First segment read.
+    pub segment_num: u32,
+    /// Result columns at the start's block.
+    pub num_columns: u32,
+    /// Offset of the start slot within its block.
+    pub start_bit: u32,
+}
+
+/// Rounds a slot count up to what an interleaved solution supports: a whole
+/// number of blocks, and without smash at least two blocks.
+pub fn round_up_num_slots<S: RibbonSettings>(num_slots: u32) -> u32 {
+    let w = S::CoeffRow::BITS;
+    let mut corrected = num_slots.wrapping_add(w - 1) / w * w;
+    if !S::USE_SMASH && corrected == w {
+        corrected += w;
+    }
+    corrected
+}
+
+/// Rounds a slot count down to a supported one (0 when none fits).
+pub fn round_down_num_slots<S: RibbonSettings>(num_slots: u32) -> u32 {
+    let w = S::CoeffRow::BITS;
+    let mut corrected = num_slots / w * w;
+    if !S::USE_SMASH && corrected == w {
+        corrected = 0;
+    }
+    corrected
+}
+
+/// Solution bytes for `num_slots` slots (0 for 0 slots) (a supported count, see
+/// [`round_up_num_slots`]) targeting an FP rate of 1 in
+/// `desired_one_in_fp_rate`, mixing ⌊log2⌋ and ⌊log2⌋+1 columns. The
+/// `rounding_bias32` (RocksDB passes 32 bits of key-set entropy) decides how
+/// the fractional block boundary rounds, so that on average the sizes are
+/// unbiased.
+pub fn bytes_for_one_in_fp_rate<S: RibbonSettings>(
+    num_slots: u32,
+    desired_one_in_fp_rate: f64,
+    rounding_bias32: u32,
+) -> usize {
+    internal_bytes_for_fp_rate::<S>(
+        num_slots,
+        1.0 / desired_one_in_fp_rate,
+        desired_one_in_fp_rate,
+        rounding_bias32,
+    )
+}
+
+/// As [`bytes_for_one_in_fp_rate`], given the FP rate itself.
+pub fn bytes_for_fp_rate<S: RibbonSettings>(
+    num_slots: u32,
+    desired_fp_rate: f64,
+    rounding_bias32: u32,
+) -> usize {
+    internal_bytes_for_fp_rate::<S>(num_slots, desired_fp_rate, 1.0 / desired_fp_rate, rounding_bias32)
+}
+
+fn internal_bytes_for_fp_rate<S: RibbonSettings>(
+    num_slots: u32,
+    desired_fp_rate: f64,
+    desired_one_in_fp_rate: f64,
+    rounding_bias32: u32,
+) -> usize {
+    let w = S::CoeffRow::BITS;
+    let bytes = S::CoeffRow::BYTES;
+    if num_slots == 0 {
+        return 0;
+    }
+    if desired_one_in_fp_rate > 1.0 && desired_fp_rate < 1.0 {
+        if desired_one_in_fp_rate <= f64::from(u32::MAX) {
+            let rounded = desired_one_in_fp_rate as u32;
+            let lower_columns = 31 - rounded.leading_zeros();
+            let lower_columns_fp_rate = 2.0f64.powi(-(lower_columns as i32));
+            let upper_columns_fp_rate = 2.0f64.powi(-(lower_columns as i32 + 1));
+            let lower_portion =
+                (desired_fp_rate - upper_columns_fp_rate) / (lower_columns_fp_rate - upper_columns_fp_rate);
+            let rounding_bias = (f64::from(rounding_bias32) + 0.5) / 4_294_967_296.0;
+            let num_starts = num_slots.wrapping_sub(w).wrapping_add(1);
+            let upper_start_block =
+                ((lower_portion * f64::from(num_starts) + rounding_bias) / f64::from(w)) as u32;
+            let num_blocks = num_slots / w;
+            let num_segments = num_blocks
+                .wrapping_mul(lower_columns)
+                .wrapping_add(num_blocks.wrapping_sub(upper_start_block));
+            num_segments as usize * bytes
+        } else {
+            num_slots as usize * 4
+        }
+    } else {
+        // An FP rate of 1 or more needs no columns, but a solution without
+        // zero starts keeps one segment.
+        bytes
+    }
+}

@@ -1,0 +1,169 @@
+//! The standard hasher: from a 64-bit key hash and a seed to a start, a
+//! coefficient row and a result row.
+//!
+//! Ported from RocksDB's `util/ribbon_impl.h` (`StandardHasher`,
+//! `StandardRehasherAdapter`).
+//!
+//! Keys arrive already hashed to 64 bits (RocksDB uses `GetSliceHash64`, see
+//! [`crate::hash`]). Each seed "rehashes" that value with one multiply, so a
+//! new seed gives an independent-looking system without touching the keys
+//! again. Seeds are numbered by an *ordinal* (0, 1, 2, …) and stored in the
+//! filter as that ordinal; the *raw* seed mixed into the hash is a bijective
+//! scramble of the ordinal.
+
+use crate::alg::{CoeffRow, Equation, RibbonSettings};
+use core::marker::PhantomData;
+
+const COEFF_AND_RESULT_FACTOR: u64 = 0xc28f_8282_2b65_0bed;
+const ALT_COEFF_FACTOR1: u64 = 0x876f_170b_e4f1_fcb9;
+const ALT_COEFF_FACTOR2: u64 = 0xf043_3a4a_ecda_4c5f;
+const COEFF_XOR64: u64 = 0xc367_844a_6e52_731d;
+const SEED_MIX_MASK: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+const SEED_MIX_SHIFT: u32 = 4;
+const TO_RAW_SEED_FACTOR: u64 = 0xc782_19a2_3eea_dd03;
+const FROM_RAW_SEED_FACTOR: u64 = 0xfe1a_137d_14b4_75ab;
+const REHASH_FACTOR: u64 = 0x6193_d459_236a_3a0d;
+
+/// Maps `hash` uniformly onto `0..range` (Lemire's multiply-shift).
+#[inline(always)]
+pub(crate) fn fast_range_u32(hash: u64, range: u32) -> u32 {
+    ((u128::from(hash) * u128::from(range)) >> 64) as u32
+}
+
+/// The raw seed for an ordinal seed (bijective on `u32`).
+#[inline]
+pub fn raw_seed_from_ordinal(ordinal: u32) -> u32 {
+    let mut tmp = u64::from(ordinal).wrapping_mul(TO_RAW_SEED_FACTOR);
+    tmp ^= (tmp & SEED_MIX_MASK) >> SEED_MIX_SHIFT;
+    tmp as u32
+}
+
+/// The ordinal seed for a raw seed; inverse of [`raw_seed_from_ordinal`].
+#[inline]
+pub fn ordinal_from_raw_seed(raw: u32) -> u32 {
+    let mut tmp = u64::from(raw);
+    tmp ^= (tmp & SEED_MIX_MASK) >> SEED_MIX_SHIFT;
+    tmp.wrapping_mul(FROM_RAW_SEED_FACTOR) as u32
+}
+
+/// The standard rehasher for one seed.
+#[derive(Debug, Clone, Copy)]
+pub struct Hasher<S: RibbonSettings> {
+    raw_seed: u32,
+    _settings: PhantomData<S>,
+}
+
+impl<S: RibbonSettings> Hasher<S> {
+    /// The hasher for ordinal seed `ordinal`.
+    #[inline]
+    pub fn with_ordinal_seed(ordinal: u32) -> Self {
+        Self {
+            raw_seed: raw_seed_from_ordinal(ordinal),
+            _settings: PhantomData,
+        }
+    }
+
+    /// The ordinal seed of this hasher.
+    pub fn ordinal_seed(&self) -> u32 {
+        ordinal_from_raw_seed(self.raw_seed)
+    }
+
+    /// Rehashes a 64-bit key hash under this seed.
+    #[inline(always)]
+    pub fn hash(&self, key_hash: u64) -> u64 {
+        (key_hash ^ u64::from(self.raw_seed)).wrapping_mul(REHASH_FACTOR)
+    }
+
+    /// The start slot in `0..num_starts`. Precondition: `num_starts > 0`.
+    #[inline(always)]
+    pub fn start(&self, h: u64, num_starts: u32) -> u32 {
+        if S::USE_SMASH {
+            let front = S::CoeffRow::BITS / 4;
+            let back = S::CoeffRow::BITS / 4;
+            let start = fast_range_u32(h, num_starts.wrapping_add(front + back));
+            let start = start.max(front) - front;
+            start.min(num_starts - 1)
+        } else {
+            fast_range_u32(h, num_starts)
+        }
+    }
+
+    /// The coefficient row. Never zero when `FIRST_COEFF_ALWAYS_ONE` or for
+    /// 64-bit rows; for 32- and 128-bit rows without it, zero is possible as in
+    /// RocksDB, and banding treats it as the equation `0 = result`.
+    #[inline(always)]
+    pub fn coeff_row(&self, h: u64) -> S::CoeffRow {
+        if S::USE_SMASH {
+            let a = u128::from(h) * u128::from(ALT_COEFF_FACTOR1);
+            let b = u128::from(h) * u128::from(ALT_COEFF_FACTOR2);
+            let mut cr = S::CoeffRow::from_u128(b ^ (a << 64) ^ (a >> 64));
+            if S::FIRST_COEFF_ALWAYS_ONE {
+                cr |= S::CoeffRow::ONE;
+            } else if cr == S::CoeffRow::ZERO {
+                cr = S::CoeffRow::ONE;
+            }
+            return cr;
+        }
+        let a = h.wrapping_mul(COEFF_AND_RESULT_FACTOR);
+        let c = if S::CoeffRow::BITS > 64 {
+            (u128::from(a) << 64) ^ u128::from(a ^ COEFF_XOR64)
+        } else {
+            u128::from(a)
+        };
+        let mut cr = S::CoeffRow::from_u128(c);
+        if S::FIRST_COEFF_ALWAYS_ONE {
+            cr |= S::CoeffRow::ONE;
+        } else if S::CoeffRow::BITS == 64 && cr == S::CoeffRow::ZERO {
+            cr = S::CoeffRow::ONE;
+        }
+        cr
+    }
+
+    /// The expected result row (all 32 bits; a filter with `r` columns uses
+    /// the low `r`). Zero in Homogeneous Ribbon.
+    #[inline(always)]
+    pub fn result_row(&self, h: u64) -> u32 {
+        if S::HOMOGENEOUS {
+            0
+        } else {
+            h.wrapping_mul(COEFF_AND_RESULT_FACTOR).swap_bytes() as u32
+        }
+    }
+
+    /// The full equation of a key hash.
+    #[inline(always)]
+    pub fn equation(&self, key_hash: u64, num_starts: u32) -> Equation<S::CoeffRow> {
+        let h = self.hash(key_hash);
+        Equation {
+            start: self.start(h, num_starts),
+            coeff_row: self.coeff_row(h),
+            result_row: self.result_row(h),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alg::Standard128;
+
+    #[test]
+    fn seed_scramble_is_bijective_on_samples() {
+        for ordinal in (0..10_000u32).chain([u32::MAX, 0x8000_0000, 255, 256]) {
+            let raw = raw_seed_from_ordinal(ordinal);
+            assert_eq!(ordinal_from_raw_seed(raw), ordinal);
+        }
+        assert_eq!(raw_seed_from_ordinal(0), 0);
+        assert_ne!(raw_seed_from_ordinal(1), 1);
+    }
+
+    #[test]
+    fn standard128_coeff_rows_have_first_bit() {
+        let h = Hasher::<Standard128>::with_ordinal_seed(7);
+        for k in 0..1000u64 {
+            let x = h.hash(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            assert_eq!(h.coeff_row(x) & 1, 1);
+            assert!(h.start(x, 1000) < 1000);
+        }
+    }
+}

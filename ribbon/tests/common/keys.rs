@@ -1,0 +1,87 @@
+//! Deterministic key generators shared by the golden-vector generator, the
+//! `ribbon` crate tests and the compatibility suite (included by path).
+
+/// SplitMix64: a small deterministic generator for test data.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next_u64() as u8).collect()
+    }
+}
+
+/// How keys are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// Random bytes, random length in 0..=300.
+    RandomBinary,
+    /// Sorted printable keys of length 0..=300 (a numbered prefix keeps them
+    /// distinct), as an SST would hold them.
+    SortedAscii,
+    /// Random bytes, 16 to 24 long (the benchmark keys).
+    Binary16To24,
+}
+
+/// `n` distinct member keys of `kind`, from `seed`.
+pub fn member_keys(kind: KeyKind, n: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut rng = Rng(seed);
+    let mut keys: Vec<Vec<u8>> = match kind {
+        KeyKind::RandomBinary => (0..n)
+            .map(|i| {
+                let len = rng.below(301) as usize;
+                let mut k = rng.bytes(len);
+                // Keep keys distinct: short keys get their index appended.
+                if len < 12 {
+                    k.extend_from_slice(&(i as u64).to_le_bytes());
+                }
+                k
+            })
+            .collect(),
+        KeyKind::SortedAscii => (0..n)
+            .map(|i| {
+                let len = rng.below(301) as usize;
+                let mut k = format!("{i:012}").into_bytes();
+                k.extend((0..len.saturating_sub(12)).map(|_| b'a' + rng.below(26) as u8));
+                k.truncate(len.max(12));
+                k
+            })
+            .collect(),
+        KeyKind::Binary16To24 => (0..n)
+            .map(|i| {
+                let len = 16 + rng.below(9) as usize;
+                let mut k = rng.bytes(len);
+                k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                k
+            })
+            .collect(),
+    };
+    if kind == KeyKind::SortedAscii {
+        keys.sort();
+    }
+    keys
+}
+
+/// `n` keys that are not members of any `member_keys` set: a distinct
+/// leading marker byte plus random bytes (lengths 1..=300).
+pub fn non_member_keys(n: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut rng = Rng(seed ^ 0xDEAD_BEEF);
+    (0..n)
+        .map(|i| {
+            let len = 9 + rng.below(292) as usize;
+            let mut k = rng.bytes(len);
+            k[0] = 0xFF;
+            k[1..9].copy_from_slice(&(i as u64).to_be_bytes());
+            k
+        })
+        .collect()
+}

@@ -1,0 +1,7 @@
+//! Shared test helpers: the deterministic key generators of the golden
+//! vectors, so both suites make the same keys.
+#![allow(dead_code, unused_imports)]
+
+#[path = "../../ribbon/tests/common/keys.rs"]
+mod keys;
+pub use keys::*;
