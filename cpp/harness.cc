@@ -72,12 +72,17 @@ double NativeBuilder::estimated_fp_rate(size_t num_entries, size_t bytes) {
   return builder_ ? builder_->EstimatedFpRate(num_entries, bytes) : 0.0;
 }
 
-NativeReader::NativeReader(std::string contents)
-    : contents_(std::move(contents)) {
-  // Any policy reads any built-in filter: the reader dispatches on the
-  // trailer, exactly as a table reader does.
-  reader_.reset(rocksdb::BuiltinFilterPolicy::GetBuiltinFilterBitsReader(
-      Slice(contents_)));
+NativeReader::NativeReader(std::string contents,
+                           std::shared_ptr<const rocksdb::FilterPolicy> policy)
+    : contents_(std::move(contents)), policy_(std::move(policy)) {
+  if (policy_) {
+    reader_.reset(policy_->GetFilterBitsReader(Slice(contents_)));
+  } else {
+    // Any built-in policy reads any built-in filter: the reader dispatches
+    // on the trailer, exactly as a table reader does.
+    reader_.reset(rocksdb::BuiltinFilterPolicy::GetBuiltinFilterBitsReader(
+        Slice(contents_)));
+  }
 }
 
 NativeReader::~NativeReader() = default;
@@ -147,8 +152,24 @@ std::unique_ptr<NativeBuilder> new_native_builder(
 
 std::unique_ptr<NativeReader> new_native_reader(
     rust::Slice<const uint8_t> contents) {
-  return std::make_unique<NativeReader>(std::string(
-      reinterpret_cast<const char*>(contents.data()), contents.size()));
+  return std::make_unique<NativeReader>(
+      std::string(reinterpret_cast<const char*>(contents.data()),
+                  contents.size()),
+      nullptr);
+}
+
+std::unique_ptr<NativeReader> new_policy_reader(
+    rust::Str policy, rust::Slice<const uint8_t> contents) {
+  rocksdb::ConfigOptions config;
+  std::shared_ptr<const rocksdb::FilterPolicy> fp;
+  rocksdb::Status s = rocksdb::FilterPolicy::CreateFromString(
+      config, std::string(policy), &fp);
+  if (!s.ok()) throw std::invalid_argument(s.ToString());
+  if (!fp) throw std::invalid_argument("empty filter policy");
+  return std::make_unique<NativeReader>(
+      std::string(reinterpret_cast<const char*>(contents.data()),
+                  contents.size()),
+      fp);
 }
 
 uint64_t native_hash64(rust::Slice<const uint8_t> data, uint64_t seed) {

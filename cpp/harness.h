@@ -49,7 +49,9 @@ class NativeBuilder {
 // RocksDB's reader for a filter block (it owns a copy of the bytes).
 class NativeReader {
  public:
-  NativeReader(std::string contents);
+  // The reader `policy` creates, or RocksDB's built-in dispatch when null.
+  NativeReader(std::string contents,
+               std::shared_ptr<const rocksdb::FilterPolicy> policy);
   ~NativeReader();
   bool may_match(rust::Slice<const uint8_t> key) const;
   // Keys are concatenated in `keys`; key i is keys[ends[i-1] .. ends[i]].
@@ -60,6 +62,7 @@ class NativeReader {
 
  private:
   std::string contents_;
+  std::shared_ptr<const rocksdb::FilterPolicy> policy_;
   std::unique_ptr<rocksdb::FilterBitsReader> reader_;
 };
 
@@ -70,6 +73,10 @@ std::unique_ptr<NativeBuilder> new_native_builder(
     bool optimize_filters_for_memory);
 std::unique_ptr<NativeReader> new_native_reader(
     rust::Slice<const uint8_t> contents);
+// The reader of the policy `policy` names (any id CreateFromString accepts,
+// including registered custom policies).
+std::unique_ptr<NativeReader> new_policy_reader(
+    rust::Str policy, rust::Slice<const uint8_t> contents);
 
 uint64_t native_hash64(rust::Slice<const uint8_t> data, uint64_t seed);
 uint64_t native_slice_hash64(rust::Slice<const uint8_t> data);

@@ -2,6 +2,7 @@
 // FilterBitsReader interfaces, with every filter built and read in Rust.
 #include "cpp/rust_filter_policy.h"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -35,10 +36,6 @@ rust::Slice<const uint8_t> AsRust(const Slice& s) {
   return rust::Slice<const uint8_t>(
       reinterpret_cast<const uint8_t*>(s.data()), s.size());
 }
-
-// What a filter answers when something went wrong: RocksDB's "always true"
-// filter contents, so a key is never wrongly excluded.
-constexpr char kAlwaysTrue[] = "\0\0\0\0\0\0";
 
 class RustBitsBuilder : public FilterBitsBuilder {
  public:
@@ -87,21 +84,25 @@ class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
     return inner_->may_match(AsRust(key));
   }
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
-    // Keys go to Rust packed in one buffer; answers come back as bytes.
-    scratch_.clear();
-    ends_.clear();
-    for (int i = 0; i < num_keys; ++i) {
-      scratch_.append(keys[i]->data(), keys[i]->size());
-      ends_.push_back(static_cast<uint32_t>(scratch_.size()));
+    // Readers are shared by concurrent Gets and MultiGets: everything here
+    // lives on the stack. Keys go to Rust as (address, length) pairs, in
+    // chunks of MultiGet's batch size.
+    constexpr int kChunk = 32;
+    size_t addresses[kChunk];
+    size_t lengths[kChunk];
+    uint8_t answers[kChunk];
+    for (int begin = 0; begin < num_keys; begin += kChunk) {
+      int n = std::min(kChunk, num_keys - begin);
+      for (int i = 0; i < n; ++i) {
+        addresses[i] = reinterpret_cast<size_t>(keys[begin + i]->data());
+        lengths[i] = keys[begin + i]->size();
+      }
+      inner_->may_match_batch(
+          rust::Slice<const size_t>(addresses, static_cast<size_t>(n)),
+          rust::Slice<const size_t>(lengths, static_cast<size_t>(n)),
+          rust::Slice<uint8_t>(answers, static_cast<size_t>(n)));
+      for (int i = 0; i < n; ++i) may_match[begin + i] = answers[i] != 0;
     }
-    answers_.assign(static_cast<size_t>(num_keys), 1);
-    inner_->may_match_batch(
-        rust::Slice<const uint8_t>(
-            reinterpret_cast<const uint8_t*>(scratch_.data()),
-            scratch_.size()),
-        rust::Slice<const uint32_t>(ends_.data(), ends_.size()),
-        rust::Slice<uint8_t>(answers_.data(), answers_.size()));
-    for (int i = 0; i < num_keys; ++i) may_match[i] = answers_[i] != 0;
   }
   bool HashMayMatch(const uint64_t h) override {
     return inner_->may_match_hash(h);
@@ -109,9 +110,6 @@ class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
 
  private:
   rust::Box<RustReader> inner_;
-  std::string scratch_;
-  std::vector<uint32_t> ends_;
-  std::vector<uint8_t> answers_;
 };
 
 class RustFilterPolicy : public rocksdb::FilterPolicy {
@@ -204,7 +202,12 @@ void set_table_filter_policy(size_t options_address, rust::Str id) {
   rocksdb::Status s = rocksdb::FilterPolicy::CreateFromString(
       config, std::string(id), &policy);
   if (!s.ok()) throw std::invalid_argument(s.ToString());
-  table->filter_policy = std::move(policy);
+  // A new factory: `Options` copies share their table factory, so changing
+  // this one in place would change every copy.
+  rocksdb::BlockBasedTableOptions copy = *table;
+  copy.filter_policy = std::move(policy);
+  auto* opts = reinterpret_cast<rocksdb_options_t*>(options_address);
+  opts->rep.table_factory.reset(rocksdb::NewBlockBasedTableFactory(copy));
 }
 
 rust::String table_filter_policy_id(size_t options_address) {

@@ -39,6 +39,7 @@ mod ffi {
         fn estimated_fp_rate(self: Pin<&mut NativeBuilder>, num_entries: usize, bytes: usize) -> f64;
 
         fn new_native_reader(contents: &[u8]) -> UniquePtr<NativeReader>;
+        fn new_policy_reader(policy: &str, contents: &[u8]) -> Result<UniquePtr<NativeReader>>;
         fn may_match(self: &NativeReader, key: &[u8]) -> bool;
         fn may_match_batch(self: &NativeReader, keys: &[u8], ends: &[u32], out: &mut [u8]) -> Result<()>;
 
@@ -155,9 +156,17 @@ impl NativeBuilder {
 pub struct NativeReader(cxx::UniquePtr<ffi::NativeReader>);
 
 impl NativeReader {
-    /// A reader over a copy of `contents`.
+    /// RocksDB's built-in reader over a copy of `contents`.
     pub fn new(contents: &[u8]) -> Self {
         Self(ffi::new_native_reader(contents))
+    }
+    /// The reader that the policy `policy` (any id RocksDB's
+    /// `FilterPolicy::CreateFromString` accepts, registered custom policies
+    /// included) creates over a copy of `contents`.
+    pub fn for_policy(policy: &str, contents: &[u8]) -> Result<Self, String> {
+        ffi::new_policy_reader(policy, contents)
+            .map(Self)
+            .map_err(|e| e.what().to_string())
     }
     /// `FilterBitsReader::MayMatch` for one key.
     pub fn may_match(&self, key: &[u8]) -> bool {

@@ -1,1 +1,111 @@
+//! The pure-Rust `ribbon` filters as a RocksDB `FilterPolicy`.
+//!
+//! The C++ half (`cpp/rust_filter_policy.cc`) implements RocksDB's
+//! `FilterPolicy`, `FilterBitsBuilder` and `FilterBitsReader` by calling the
+//! `ribbon` crate for every filter built and every query. Its
+//! `CompatibilityName()` is RocksDB's built-in family name,
+//! `rocksdb.BuiltinBloomFilter`, so SST files written with the Rust policy
+//! are read by RocksDB's native policies and the other way round.
+//!
+//! The policies are registered in RocksDB's `ObjectLibrary` under ids that
+//! mirror the built-ins:
+//!
+//! | id | like |
+//! |---|---|
+//! | `rust.RibbonFilter:BITS[:BLOOM_BEFORE_LEVEL]` | `ribbonfilter:BITS[:BLOOM_BEFORE_LEVEL]` |
+//! | `rust.BloomFilter:BITS` | `bloomfilter:BITS` |
+//!
+//! so an options string or an OPTIONS file selects them, and each writes its
+//! full id back (`rust.RibbonFilter:10:1`), so a reopen from OPTIONS keeps
+//! the policy and its settings.
+//!
+//! ```no_run
+//! use rocksdb::{BlockBasedOptions, Options, DB};
+//!
+//! let mut table = BlockBasedOptions::default();
+//! table.set_format_version(7);
+//! let mut opts = Options::default();
+//! opts.create_if_missing(true);
+//! opts.set_block_based_table_factory(&table);
+//! rocks_bridge::set_filter_policy(&mut opts, "rust.RibbonFilter:10:1").unwrap();
+//! let db = DB::open(&opts, "/tmp/rust-ribbon-db").unwrap();
+//! db.put(b"key", b"value").unwrap();
+//! ```
 
+mod ffi;
+
+use rocksdb::{AsRawPtr, Options};
+use std::fmt;
+
+/// A policy id RocksDB rejected, or options without a block-based table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Registers the Rust policies in RocksDB's `ObjectLibrary`. Idempotent and
+/// thread-safe. Call it before RocksDB parses an options string or OPTIONS
+/// file that names them (`set_filter_policy` calls it for you).
+pub fn register() {
+    ffi::ffi::register_rust_filter_policies();
+}
+
+/// Sets the filter policy of `opts`' block-based table factory to `policy`,
+/// any id RocksDB's `FilterPolicy::CreateFromString` accepts: the Rust ids
+/// above, or RocksDB's own (`ribbonfilter:10`, `bloomfilter:10`, …).
+///
+/// Call it after `Options::set_block_based_table_factory`, which replaces
+/// the table factory (and its filter policy). Errors when `policy` is not
+/// accepted or the table factory is not block-based.
+pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<(), Error> {
+    register();
+    // SAFETY: `opts` is alive for the duration of the call and borrowed
+    // mutably, so nothing else touches the `rocksdb_options_t` it owns; the
+    // C++ side only replaces the table factory's filter policy.
+    let address = unsafe { opts.as_raw_ptr() } as usize;
+    ffi::ffi::set_table_filter_policy(address, policy).map_err(|e| Error(e.what().to_string()))
+}
+
+/// The id of the filter policy configured in `opts` (as RocksDB writes it
+/// to an OPTIONS file), or `None` when there is none.
+pub fn filter_policy_id(opts: &Options) -> Option<String> {
+    // SAFETY: as in `set_filter_policy`; the C++ side only reads.
+    let address = unsafe { opts.as_raw_ptr() } as usize;
+    let id = ffi::ffi::table_filter_policy_id(address);
+    (!id.is_empty()).then_some(id)
+}
+
+/// The canonical id of a Rust policy id (`rust.RibbonFilter:10` gives
+/// `rust.RibbonFilter:10:0`), or `None` when it is not one.
+pub fn canonical_id(id: &str) -> Option<String> {
+    ffi::parse_rust_policy(id).map(|(_, canonical, _)| canonical)
+}
+
+/// How much work RocksDB has handed to the Rust policy in this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Filter blocks built by Rust.
+    pub filters_built: u64,
+    /// Filter readers created over RocksDB's blocks.
+    pub readers_created: u64,
+}
+
+/// The process-wide [`Counters`], to see (or test) that RocksDB really
+/// called into Rust.
+pub fn counters() -> Counters {
+    use std::sync::atomic::Ordering::Relaxed;
+    Counters {
+        filters_built: ffi::FILTERS_BUILT.load(Relaxed),
+        readers_created: ffi::READERS_CREATED.load(Relaxed),
+    }
+}
+
+// The bridge calls into RocksDB's static library from C++; name the crate
+// that links it so the linker always sees it.
+extern crate librocksdb_sys;

@@ -1,0 +1,249 @@
+//! The cxx bridge between RocksDB's filter interfaces (C++, in
+//! `cpp/rust_filter_policy.cc`) and the `ribbon` crate.
+//!
+//! Contract for every function C++ calls: it never unwinds into C++. A panic
+//! is caught; a builder then yields RocksDB's "always true" filter and a
+//! reader answers "may match", so a failure can cost filtering but never a
+//! false negative.
+
+use ribbon::builder::FilterBuilder;
+use ribbon::format::FilterReader;
+use ribbon::policy::{self, FilterPolicy};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Filters finished by Rust builders (see [`crate::Counters`]).
+pub(crate) static FILTERS_BUILT: AtomicU64 = AtomicU64::new(0);
+/// Rust readers created for RocksDB.
+pub(crate) static READERS_CREATED: AtomicU64 = AtomicU64::new(0);
+
+#[cxx::bridge(namespace = "rocks_bridge")]
+pub(crate) mod ffi {
+    // Shared types.
+
+    /// What RocksDB's `FilterBuildingContext` says about the file being
+    /// written, as plain integers (RocksDB's enum values).
+    struct BuildContext {
+        format_version: i32,
+        /// `CompactionStyle`: 0 level, 1 universal, 2 FIFO, 3 none.
+        compaction_style: i32,
+        /// `TableFileCreationReason`: 0 flush, 1 compaction, 2 recovery, 3 misc.
+        reason: i32,
+        level_at_creation: i32,
+        optimize_filters_for_memory: bool,
+    }
+
+    // Rust types and functions, called from the C++ policy.
+    extern "Rust" {
+        type RustBuilder;
+        type RustReader;
+
+        fn canonical_policy_id(id: &str, canonical: &mut String, name: &mut String) -> bool;
+        fn new_builder(policy_id: &str, ctx: &BuildContext) -> Box<RustBuilder>;
+        fn builds_filter(self: &RustBuilder) -> bool;
+        fn add_key(self: &mut RustBuilder, key: &[u8]);
+        fn add_key_and_alt(self: &mut RustBuilder, key: &[u8], alt: &[u8]);
+        fn estimate_entries_added(self: &RustBuilder) -> usize;
+        fn finish(self: &mut RustBuilder) -> Vec<u8>;
+        fn calculate_space(self: &RustBuilder, num_entries: usize) -> usize;
+        fn approximate_num_entries(self: &RustBuilder, bytes: usize) -> usize;
+        fn estimated_fp_rate(self: &RustBuilder, num_entries: usize, bytes: usize) -> f64;
+
+        fn new_reader(contents: &[u8]) -> Box<RustReader>;
+        fn may_match(self: &RustReader, key: &[u8]) -> bool;
+        fn may_match_hash(self: &RustReader, hash: u64) -> bool;
+        /// Keys as (address, length) pairs of memory C++ keeps alive for the
+        /// call; `out` gets 0 or 1 per key.
+        unsafe fn may_match_batch(self: &RustReader, addresses: &[usize], lengths: &[usize], out: &mut [u8]);
+    }
+
+    // C++ functions, called from Rust.
+    unsafe extern "C++" {
+        include!("cpp/rust_filter_policy.h");
+
+        fn register_rust_filter_policies();
+        fn set_table_filter_policy(options_address: usize, id: &str) -> Result<()>;
+        fn table_filter_policy_id(options_address: usize) -> String;
+    }
+}
+
+/// The filter policy of a Rust policy id, and its canonical id: the
+/// `rust.` ids are RocksDB's built-in ids under another name.
+pub(crate) fn parse_rust_policy(id: &str) -> Option<(FilterPolicy, String, &'static str)> {
+    let (name, builtin) = if let Some(rest) = id.strip_prefix("rust.RibbonFilter") {
+        ("rust.RibbonFilter", format!("ribbonfilter{rest}"))
+    } else if let Some(rest) = id.strip_prefix("rust.BloomFilter") {
+        ("rust.BloomFilter", format!("bloomfilter{rest}"))
+    } else {
+        return None;
+    };
+    let policy: FilterPolicy = builtin.parse().ok()?;
+    let suffix = policy.bits_per_key().suffix();
+    let canonical = match policy.kind() {
+        policy::PolicyKind::Ribbon { bloom_before_level } => format!("{name}{suffix}:{bloom_before_level}"),
+        _ => format!("{name}{suffix}"),
+    };
+    Some((policy, canonical, name))
+}
+
+fn canonical_policy_id(id: &str, canonical: &mut String, name: &mut String) -> bool {
+    catch_unwind(|| parse_rust_policy(id))
+        .ok()
+        .flatten()
+        .map(|(_, c, n)| {
+            *canonical = c;
+            *name = n.to_string();
+        })
+        .is_some()
+}
+
+fn to_context(ctx: &ffi::BuildContext) -> policy::BuildContext {
+    policy::BuildContext {
+        format_version: ctx.format_version,
+        compaction_style: match ctx.compaction_style {
+            0 => policy::CompactionStyle::Level,
+            1 => policy::CompactionStyle::Universal,
+            2 => policy::CompactionStyle::Fifo,
+            _ => policy::CompactionStyle::None,
+        },
+        reason: match ctx.reason {
+            0 => policy::CreationReason::Flush,
+            1 => policy::CreationReason::Compaction,
+            _ => policy::CreationReason::Misc,
+        },
+        level_at_creation: ctx.level_at_creation,
+        optimize_filters_for_memory: ctx.optimize_filters_for_memory,
+    }
+}
+
+/// A filter builder for RocksDB; `None` inside when the policy writes no
+/// filter for this file, or when it failed (then its filter is always-true).
+pub struct RustBuilder {
+    inner: Option<FilterBuilder>,
+    failed: bool,
+}
+
+/// RocksDB's always-true filter contents.
+const ALWAYS_TRUE: [u8; 6] = [0; 6];
+
+fn new_builder(policy_id: &str, ctx: &ffi::BuildContext) -> Box<RustBuilder> {
+    let inner = catch_unwind(|| {
+        parse_rust_policy(policy_id).and_then(|(p, _, _)| FilterBuilder::new(&p, &to_context(ctx)))
+    })
+    .ok()
+    .flatten();
+    Box::new(RustBuilder { inner, failed: false })
+}
+
+impl RustBuilder {
+    fn guarded<T>(&mut self, fallback: T, f: impl FnOnce(&mut FilterBuilder) -> T) -> T {
+        let Some(b) = self.inner.as_mut() else {
+            return fallback;
+        };
+        match catch_unwind(AssertUnwindSafe(|| f(b))) {
+            Ok(v) => v,
+            Err(_) => {
+                self.failed = true;
+                fallback
+            }
+        }
+    }
+    fn builds_filter(&self) -> bool {
+        self.inner.is_some()
+    }
+    fn add_key(&mut self, key: &[u8]) {
+        self.guarded((), |b| b.add_key(key))
+    }
+    fn add_key_and_alt(&mut self, key: &[u8], alt: &[u8]) {
+        self.guarded((), |b| b.add_key_and_alt(key, alt))
+    }
+    fn estimate_entries_added(&self) -> usize {
+        let b = self.inner.as_ref();
+        catch_unwind(AssertUnwindSafe(|| {
+            b.map_or(0, FilterBuilder::estimate_entries_added)
+        }))
+        .unwrap_or(0)
+    }
+    fn finish(&mut self) -> Vec<u8> {
+        FILTERS_BUILT.fetch_add(1, Relaxed);
+        let out = self.guarded(ALWAYS_TRUE.to_vec(), |b| b.finish());
+        if std::mem::take(&mut self.failed) {
+            return ALWAYS_TRUE.to_vec();
+        }
+        out
+    }
+    fn calculate_space(&self, num_entries: usize) -> usize {
+        let b = self.inner.as_ref();
+        catch_unwind(AssertUnwindSafe(|| {
+            b.map_or(0, |b| b.calculate_space(num_entries))
+        }))
+        .unwrap_or(0)
+    }
+    fn approximate_num_entries(&self, bytes: usize) -> usize {
+        let b = self.inner.as_ref();
+        catch_unwind(AssertUnwindSafe(|| {
+            b.map_or(0, |b| b.approximate_num_entries(bytes))
+        }))
+        .unwrap_or(0)
+    }
+    fn estimated_fp_rate(&self, num_entries: usize, bytes: usize) -> f64 {
+        let b = self.inner.as_ref();
+        catch_unwind(AssertUnwindSafe(|| {
+            b.map_or(1.0, |b| b.estimated_fp_rate(num_entries, bytes))
+        }))
+        .unwrap_or(1.0)
+    }
+}
+
+/// A filter reader for RocksDB over filter contents RocksDB owns.
+pub struct RustReader {
+    reader: FilterReader<'static>,
+}
+
+fn new_reader(contents: &[u8]) -> Box<RustReader> {
+    // SAFETY: RocksDB's `FilterPolicy::GetFilterBitsReader` contract: the
+    // caller keeps the buffer behind `contents` alive and unchanged for the
+    // lifetime of the returned reader (its built-in readers keep raw pointers
+    // into it the same way). The C++ reader owns this Box and is destroyed
+    // before RocksDB releases the block, so the extended lifetime never
+    // outlives the data.
+    let contents: &'static [u8] = unsafe { std::slice::from_raw_parts(contents.as_ptr(), contents.len()) };
+    let reader = catch_unwind(|| FilterReader::new(contents)).unwrap_or(FilterReader::AlwaysTrue);
+    READERS_CREATED.fetch_add(1, Relaxed);
+    Box::new(RustReader { reader })
+}
+
+impl RustReader {
+    fn may_match(&self, key: &[u8]) -> bool {
+        catch_unwind(|| self.reader.may_match(key)).unwrap_or(true)
+    }
+    fn may_match_hash(&self, hash: u64) -> bool {
+        catch_unwind(|| self.reader.may_match_hash(hash)).unwrap_or(true)
+    }
+    /// # Safety
+    /// Each `(addresses[i], lengths[i])` is a readable byte range that stays
+    /// valid for the call (C++ passes the `Slice`s of RocksDB's batch).
+    unsafe fn may_match_batch(&self, addresses: &[usize], lengths: &[usize], out: &mut [u8]) {
+        let keys: Vec<&[u8]> = addresses
+            .iter()
+            .zip(lengths)
+            .map(|(&a, &l)| {
+                if l == 0 {
+                    &[][..]
+                } else {
+                    // SAFETY: per this function's contract, `a..a + l` is a
+                    // live, readable byte range for the duration of the call.
+                    unsafe { std::slice::from_raw_parts(a as *const u8, l) }
+                }
+            })
+            .collect();
+        match catch_unwind(|| self.reader.may_match_batch(&keys)) {
+            Ok(answers) => {
+                for (o, m) in out.iter_mut().zip(answers) {
+                    *o = u8::from(m);
+                }
+            }
+            Err(_) => out.fill(1),
+        }
+    }
+}
