@@ -7,8 +7,21 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The `rocksdb/` source directory inside the `librocksdb-sys` package that
-/// this build resolves to, found with `cargo metadata` (never a fixed path).
+/// this build links (never a fixed path): `librocksdb-sys` publishes its
+/// package directory to direct dependents as `DEP_ROCKSDB_CARGO_MANIFEST_DIR`;
+/// without it, `cargo metadata` finds the package.
 pub fn rocksdb_source_dir() -> PathBuf {
+    println!("cargo:rerun-if-env-changed=DEP_ROCKSDB_CARGO_MANIFEST_DIR");
+    if let Some(dir) = std::env::var_os("DEP_ROCKSDB_CARGO_MANIFEST_DIR") {
+        let src = PathBuf::from(dir).join("rocksdb");
+        if src.join("include/rocksdb/filter_policy.h").exists() {
+            return src;
+        }
+    }
+    from_cargo_metadata()
+}
+
+fn from_cargo_metadata() -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = Command::new(cargo)

@@ -2,6 +2,7 @@
 // Rust side compares the pure-Rust crate against it.
 #include "ribbon-compat/cpp/harness.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "rocksdb/convenience.h"
@@ -35,6 +36,10 @@ bool NativeBuilder::has_builder() const { return builder_ != nullptr; }
 
 void NativeBuilder::add_key(rust::Slice<const uint8_t> key) {
   if (builder_) builder_->AddKey(AsSlice(key));
+}
+
+void NativeBuilder::add_key_slice(const rocksdb::Slice& key) {
+  if (builder_) builder_->AddKey(key);
 }
 
 void NativeBuilder::add_key_and_alt(rust::Slice<const uint8_t> key,
@@ -113,6 +118,49 @@ void NativeReader::may_match_batch(rust::Slice<const uint8_t> keys,
   }
   reader_->MayMatch(static_cast<int>(ends.size()), ptrs, answers);
   for (size_t i = 0; i < ends.size(); ++i) out[i] = answers[i] ? 1 : 0;
+}
+
+size_t NativeReader::count_matches(rust::Slice<const uint8_t> keys,
+                                   rust::Slice<const uint64_t> ends,
+                                   bool batched) const {
+  const char* base = reinterpret_cast<const char*>(keys.data());
+  size_t count = 0;
+  uint64_t begin = 0;
+  if (!batched) {
+    for (uint64_t end : ends) {
+      count += reader_->MayMatch(Slice(base + begin, end - begin)) ? 1 : 0;
+      begin = end;
+    }
+    return count;
+  }
+  constexpr size_t kMax = 32;
+  Slice slices[kMax];
+  Slice* ptrs[kMax];
+  bool answers[kMax];
+  for (size_t i = 0; i < ends.size(); i += kMax) {
+    size_t n = std::min(kMax, ends.size() - i);
+    for (size_t j = 0; j < n; ++j) {
+      slices[j] = Slice(base + begin, ends[i + j] - begin);
+      ptrs[j] = &slices[j];
+      begin = ends[i + j];
+    }
+    reader_->MayMatch(static_cast<int>(n), ptrs, answers);
+    for (size_t j = 0; j < n; ++j) count += answers[j] ? 1 : 0;
+  }
+  return count;
+}
+
+rust::Vec<uint8_t> native_build_packed(rust::Str policy, int32_t format_version,
+                                       rust::Slice<const uint8_t> keys,
+                                       rust::Slice<const uint64_t> ends) {
+  auto b = new_native_builder(policy, format_version, /*misc*/ 0, -1, true);
+  const char* base = reinterpret_cast<const char*>(keys.data());
+  uint64_t begin = 0;
+  for (uint64_t end : ends) {
+    b->add_key_slice(Slice(base + begin, end - begin));
+    begin = end;
+  }
+  return b->finish();
 }
 
 std::unique_ptr<NativeBuilder> new_native_builder(

@@ -13,6 +13,7 @@ namespace ROCKSDB_NAMESPACE {
 class FilterBitsBuilder;
 class FilterBitsReader;
 class FilterPolicy;
+class Slice;
 struct BlockBasedTableOptions;
 }  // namespace ROCKSDB_NAMESPACE
 
@@ -31,6 +32,7 @@ class NativeBuilder {
   // False when the policy builds no filter at all (0 bits per key).
   bool has_builder() const;
   void add_key(rust::Slice<const uint8_t> key);
+  void add_key_slice(const rocksdb::Slice& key);
   void add_key_and_alt(rust::Slice<const uint8_t> key,
                        rust::Slice<const uint8_t> alt);
   size_t estimate_entries_added();
@@ -59,6 +61,11 @@ class NativeReader {
   void may_match_batch(rust::Slice<const uint8_t> keys,
                        rust::Slice<const uint32_t> ends,
                        rust::Slice<uint8_t> out) const;
+  // For benchmarks: how many of the keys (packed as above, any number,
+  // 64-bit ends) may match, queried one by one or in MultiGet batches of 32,
+  // in one call so that crossing into C++ costs nothing per key.
+  size_t count_matches(rust::Slice<const uint8_t> keys,
+                       rust::Slice<const uint64_t> ends, bool batched) const;
 
  private:
   std::string contents_;
@@ -77,6 +84,11 @@ std::unique_ptr<NativeReader> new_native_reader(
 // including registered custom policies).
 std::unique_ptr<NativeReader> new_policy_reader(
     rust::Str policy, rust::Slice<const uint8_t> contents);
+
+// For benchmarks: a whole filter from packed keys in one call.
+rust::Vec<uint8_t> native_build_packed(rust::Str policy, int32_t format_version,
+                                       rust::Slice<const uint8_t> keys,
+                                       rust::Slice<const uint64_t> ends);
 
 uint64_t native_hash64(rust::Slice<const uint8_t> data, uint64_t seed);
 uint64_t native_slice_hash64(rust::Slice<const uint8_t> data);

@@ -43,6 +43,14 @@ mod ffi {
         fn may_match(self: &NativeReader, key: &[u8]) -> bool;
         fn may_match_batch(self: &NativeReader, keys: &[u8], ends: &[u32], out: &mut [u8]) -> Result<()>;
 
+        fn count_matches(self: &NativeReader, keys: &[u8], ends: &[u64], batched: bool) -> usize;
+        fn native_build_packed(
+            policy: &str,
+            format_version: i32,
+            keys: &[u8],
+            ends: &[u64],
+        ) -> Result<Vec<u8>>;
+
         fn native_hash64(data: &[u8], seed: u64) -> u64;
         fn native_slice_hash64(data: &[u8]) -> u64;
         fn native_bloom_hash(data: &[u8]) -> u32;
@@ -189,6 +197,51 @@ impl NativeReader {
             out.extend(answers[..chunk.len()].iter().map(|&a| a != 0));
         }
         out
+    }
+}
+
+/// Keys packed in one buffer, for benchmarks: key `i` is
+/// `bytes[ends[i-1]..ends[i]]`.
+#[derive(Debug, Clone, Default)]
+pub struct PackedKeys {
+    /// All key bytes, back to back.
+    pub bytes: Vec<u8>,
+    /// End offset of each key.
+    pub ends: Vec<u64>,
+}
+
+impl PackedKeys {
+    /// Packs `keys`.
+    pub fn new<K: AsRef<[u8]>>(keys: &[K]) -> Self {
+        let mut p = PackedKeys::default();
+        for k in keys {
+            p.bytes.extend_from_slice(k.as_ref());
+            p.ends.push(p.bytes.len() as u64);
+        }
+        p
+    }
+    /// The keys in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let mut begin = 0usize;
+        self.ends.iter().map(move |&end| {
+            let k = &self.bytes[begin..end as usize];
+            begin = end as usize;
+            k
+        })
+    }
+}
+
+/// RocksDB builds a whole filter from packed keys in one call (SstFileWriter
+/// context), so that no per-key crossing into C++ is timed.
+pub fn build_packed(policy: &str, format_version: i32, keys: &PackedKeys) -> Vec<u8> {
+    ffi::native_build_packed(policy, format_version, &keys.bytes, &keys.ends).expect("valid policy")
+}
+
+impl NativeReader {
+    /// How many of `keys` may match, queried one by one or in MultiGet
+    /// batches of 32, all inside C++.
+    pub fn count_matches(&self, keys: &PackedKeys, batched: bool) -> usize {
+        self.0.count_matches(&keys.bytes, &keys.ends, batched)
     }
 }
 

@@ -218,6 +218,15 @@ impl<S: RibbonSettings> Banding<S> {
         self.num_starts = num_slots - S::CoeffRow::BITS + 1;
     }
 
+    /// Frees the storage (the banding then has zero slots). Used between
+    /// seeds of a large construction so that its memory is not held while
+    /// the keys are reordered.
+    pub fn release(&mut self) {
+        self.coeff_rows = Vec::new();
+        self.result_rows = Vec::new();
+        self.num_starts = 0;
+    }
+
     /// Number of valid start positions, `num_slots - w + 1` (0 when empty).
     #[inline]
     pub fn num_starts(&self) -> u32 {

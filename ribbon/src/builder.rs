@@ -142,11 +142,8 @@ impl FilterBuilder {
                     desired_one_in_fp_rate,
                     bloom,
                 },
-            ) => {
-                let hashes = e.take();
-                standard128::build(&hashes, desired_one_in_fp_rate, |n| bloom.calculate_space(n))
-                    .unwrap_or_else(|| bloom.build(&hashes))
-            }
+            ) => standard128::build(e.take(), desired_one_in_fp_rate, |n| bloom.calculate_space(n))
+                .unwrap_or_else(|hashes| bloom.build(&hashes)),
             _ => unreachable!("hash width always matches the filter kind"),
         }
     }

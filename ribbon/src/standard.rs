@@ -142,6 +142,40 @@ impl<S: RibbonSettings> Hasher<S> {
     }
 }
 
+/// Reorders `key_hashes` so that their starts under `hasher` increase (up
+/// to buckets of a few blocks), with one counting-sort pass on the top bits
+/// of the rehashed values (the start is monotonic in them).
+///
+/// Banding in this order touches the banding storage almost sequentially
+/// instead of at random, which removes most cache misses for large filters.
+/// The banding result, and so the filter, does not depend on the order in
+/// which equations are added (see [`crate::alg`]). Uses a temporary buffer
+/// of `key_hashes.len()` words.
+pub fn sort_by_start<S: RibbonSettings>(key_hashes: &mut [u64], hasher: &Hasher<S>) {
+    let n = key_hashes.len();
+    if n < 2 {
+        return;
+    }
+    // About 64 keys per bucket, between 2^4 and 2^16 buckets.
+    let bits = (usize::BITS - (n / 64).leading_zeros()).clamp(4, 16);
+    let shift = 64 - bits;
+    let bucket = |k: u64| (hasher.hash(k) >> shift) as usize;
+    let mut offsets = vec![0usize; (1 << bits) + 1];
+    for &k in key_hashes.iter() {
+        offsets[bucket(k) + 1] += 1;
+    }
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+    let mut sorted = vec![0u64; n];
+    for &k in key_hashes.iter() {
+        let b = bucket(k);
+        sorted[offsets[b]] = k;
+        offsets[b] += 1;
+    }
+    key_hashes.copy_from_slice(&sorted);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +189,27 @@ mod tests {
         }
         assert_eq!(raw_seed_from_ordinal(0), 0);
         assert_ne!(raw_seed_from_ordinal(1), 1);
+    }
+
+    #[test]
+    fn sort_by_start_orders_starts_and_keeps_the_keys() {
+        let h = Hasher::<Standard128>::with_ordinal_seed(3);
+        let mut keys: Vec<u64> = (0..100_000u64)
+            .map(|k| k.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let mut expected = keys.clone();
+        sort_by_start(&mut keys, &h);
+        let starts: Vec<u32> = keys.iter().map(|&k| h.start(h.hash(k), 1 << 20)).collect();
+        // Buckets hold about 64 keys: starts never go back by more than a bucket.
+        let bucket_width = (1u32 << 20) >> 10;
+        let mut max = 0;
+        for &s in &starts {
+            assert!(s + bucket_width >= max, "start {s} after {max}");
+            max = max.max(s);
+        }
+        keys.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(keys, expected);
     }
 
     #[test]

@@ -19,7 +19,7 @@
 use crate::alg::{Banding, Standard128};
 use crate::config::{self, ConstructionFailureChance};
 use crate::solution::{self, InterleavedLayout, QuerySite};
-use crate::standard::Hasher;
+use crate::standard::{sort_by_start, Hasher};
 
 /// Bytes of metadata after every built-in filter.
 pub const METADATA_LEN: usize = 5;
@@ -65,15 +65,27 @@ pub fn space_and_slots(
     (len, num_slots)
 }
 
+/// Filters with at least this many slots band their keys in start order
+/// (see [`sort_by_start`]): below it the banding storage fits in cache.
+const SORT_MIN_SLOTS: u32 = 1 << 15;
+
 /// Searches the seeds for one that bands all `hashes` into `num_slots`
 /// slots, starting at ordinal `start_seed & 255` and trying all 256.
 /// Returns the seed and the banding, or `None` when every seed fails.
-pub fn find_seed(hashes: &[u64], num_slots: u32, start_seed: u32) -> Option<(u32, Banding<Standard128>)> {
+/// Large inputs are reordered (see [`sort_by_start`]); the result does not
+/// depend on their order.
+pub fn find_seed(hashes: &mut [u64], num_slots: u32, start_seed: u32) -> Option<(u32, Banding<Standard128>)> {
     let mut banding = Banding::<Standard128>::new();
     let start = start_seed & 255;
     let mut seed = start;
     loop {
         let hasher = Hasher::<Standard128>::with_ordinal_seed(seed);
+        if num_slots >= SORT_MIN_SLOTS {
+            // Not while holding a failed seed's banding: peak memory stays
+            // the hashes plus either the sort buffer or the banding.
+            banding.release();
+            sort_by_start(hashes, &hasher);
+        }
         banding.reset(num_slots);
         let num_starts = banding.num_starts();
         if banding.add_all(hashes.iter().map(|&k| hasher.equation(k, num_starts))) {
@@ -87,19 +99,21 @@ pub fn find_seed(hashes: &[u64], num_slots: u32, start_seed: u32) -> Option<(u32
 }
 
 /// Builds the Ribbon filter bytes for `hashes` (64-bit key hashes, already
-/// de-duplicated as the builder does), or `None` when RocksDB would fall back
-/// to Bloom (too many keys, a Bloom filter that is smaller, or 256 failed
-/// seeds). An empty `hashes` gives the empty (always-false) filter.
+/// de-duplicated as the builder does), or gives the hashes back when RocksDB
+/// would fall back to Bloom (too many keys, a Bloom filter that is smaller,
+/// or 256 failed seeds). An empty `hashes` gives the empty (always-false)
+/// filter. The hashes are freed before the solution is allocated, as
+/// RocksDB frees its hash entries, so they do not add to peak memory.
 pub fn build(
-    hashes: &[u64],
+    mut hashes: Vec<u64>,
     desired_one_in_fp_rate: f64,
     bloom_len_with_metadata: impl Fn(usize) -> usize,
-) -> Option<Vec<u8>> {
+) -> Result<Vec<u8>, Vec<u64>> {
     if hashes.len() > MAX_RIBBON_ENTRIES {
-        return None;
+        return Err(hashes);
     }
     let Some(&first) = hashes.first() else {
-        return Some(Vec::new());
+        return Ok(Vec::new());
     };
     let (len_with_metadata, num_slots) = space_and_slots(
         hashes.len(),
@@ -108,9 +122,12 @@ pub fn build(
         bloom_len_with_metadata,
     );
     if num_slots == 0 {
-        return None;
+        return Err(hashes);
     }
-    let (seed, banding) = find_seed(hashes, num_slots, first as u32)?;
+    let Some((seed, banding)) = find_seed(&mut hashes, num_slots, first as u32) else {
+        return Err(hashes);
+    };
+    drop(hashes);
     let mut buf = vec![0u8; len_with_metadata];
     // RocksDB lays the solution out over the whole buffer, metadata included;
     // the 5 extra bytes never make a whole segment.
@@ -121,7 +138,7 @@ pub fn build(
     buf[t] = RIBBON_MARKER;
     buf[t + 1] = seed as u8;
     buf[t + 2..t + 5].copy_from_slice(&num_blocks.to_le_bytes()[..3]);
-    Some(buf)
+    Ok(buf)
 }
 
 /// The expected FP rate of a Ribbon filter of `len_with_metadata` bytes for
