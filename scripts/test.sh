@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, the pure-Rust crate without C++,
-# then everything against the native RocksDB harness.
+# The whole test suite: formatting, lints, the pure-Rust crates (which must
+# not build any C or C++), then everything against the native RocksDB.
 source "$(dirname "$0")/env.sh"
 
-if rustup component list --installed 2>/dev/null | grep -q rustfmt; then
-  cargo fmt --all -- --check
+echo "== formatting and lints"
+cargo fmt --all -- --check
+cargo clippy --release --workspace --all-targets -- -D warnings
+
+echo "== the pure-Rust crates compile no C/C++"
+cpp_deps=$(cargo tree -p ribbon -p ribbon-cli -e normal,build --prefix none \
+  | grep -E '^(cc|cxx|cxx-build|librocksdb-sys|bindgen|zstd-sys|lz4-sys|libz-sys|snappy-sys) ' || true)
+if [ -n "$cpp_deps" ]; then
+  echo "ribbon or ribbon-cli depends on a C/C++ build: $cpp_deps" >&2
+  exit 1
 fi
-# The pure-Rust crate and the tool compile no C++ (no RocksDB in their graph).
 cargo test --release -p ribbon -p ribbon-cli
-if rustup component list --installed 2>/dev/null | grep -q clippy; then
-  cargo clippy --release --workspace --all-targets -- -D warnings
-fi
+
+echo "== everything, against native RocksDB"
 cargo test --release --workspace

@@ -58,7 +58,9 @@ fn write(dir: &Path, policy: &str) -> Result<(), Box<dyn std::error::Error>> {
     }
     db.flush()?;
     db.compact_range::<&[u8], &[u8]>(None, None);
-    let props = db.property_value(properties::AGGREGATED_TABLE_PROPERTIES)?.unwrap_or_default();
+    let props = db
+        .property_value(properties::AGGREGATED_TABLE_PROPERTIES)?
+        .unwrap_or_default();
     let filter_bytes = table_property(&props, "filter block size");
     let entries = table_property(&props, "# entries");
     println!(
@@ -67,7 +69,10 @@ fn write(dir: &Path, policy: &str) -> Result<(), Box<dyn std::error::Error>> {
         filter_bytes as f64 * 8.0 / entries.max(1) as f64
     );
     if policy.starts_with("rust.") {
-        println!("   filters built in Rust: {}", rocks_bridge::counters().filters_built - built);
+        println!(
+            "   filters built in Rust: {}",
+            rocks_bridge::counters().filters_built - built
+        );
     }
     Ok(())
 }
@@ -75,7 +80,9 @@ fn write(dir: &Path, policy: &str) -> Result<(), Box<dyn std::error::Error>> {
 fn read(dir: &Path, policy: &str) -> Result<(), Box<dyn std::error::Error>> {
     let opts = options(policy)?;
     let db = open(&opts, dir)?;
-    let found = (0..KEYS).filter(|&i| matches!(db.get(key(i)), Ok(Some(_)))).count();
+    let found = (0..KEYS)
+        .filter(|&i| matches!(db.get(key(i)), Ok(Some(_))))
+        .count();
     let useful_before = opts.get_ticker_count(Ticker::BloomFilterUseful);
     for i in 0..PROBES {
         db.get(absent(i))?;
@@ -114,14 +121,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let keys: Vec<Vec<u8>> = (0..KEYS).map(key).collect();
     let probes: Vec<Vec<u8>> = (0..PROBES).map(absent).collect();
-    for (policy, fv) in [("ribbonfilter:10", 7), ("bloomfilter:10", 7), ("bloomfilter:10", 4), ("ribbonfilter:6.5", 7)] {
+    for (policy, fv) in [
+        ("ribbonfilter:10", 7),
+        ("bloomfilter:10", 7),
+        ("bloomfilter:10", 4),
+        ("ribbonfilter:6.5", 7),
+    ] {
         let parsed: FilterPolicy = policy.parse()?;
         let rust = build_filter(&parsed, &BuildContext::sst_file_writer(fv), &keys).unwrap_or_default();
         let native = NativeBuilder::build(policy, fv, &keys);
         let reader = FilterReader::new(&rust);
         let native_reader = NativeReader::new(&native);
         let fps = probes.iter().filter(|p| reader.may_match(p)).count();
-        let same_answers = probes.iter().all(|p| reader.may_match(p) == native_reader.may_match(p));
+        let same_answers = probes
+            .iter()
+            .all(|p| reader.may_match(p) == native_reader.may_match(p));
         println!(
             "{:<22} {:>3} {:<18} {:>9} {:>8.2} {:>8.3}% {:>10}",
             policy,
@@ -130,7 +144,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             rust.len(),
             rust.len() as f64 * 8.0 / KEYS as f64,
             100.0 * fps as f64 / PROBES as f64,
-            if rust == native && same_answers { "yes" } else { "NO" }
+            if rust == native && same_answers {
+                "yes"
+            } else {
+                "NO"
+            }
         );
         if rust != native || !same_answers {
             return Err(format!("{policy}: the Rust filter differs from RocksDB's").into());
