@@ -1,6 +1,8 @@
 //! The native reference harness: RocksDB's own built-in `FilterBitsBuilder`
 //! and `FilterBitsReader`, in this process, through cxx (`cpp/harness.cc`).
 
+use crate::packed::PackedKeys;
+
 /// Why a table file is being written; RocksDB's `TableFileCreationReason`
 /// as far as filter policies look at it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,37 +199,6 @@ impl NativeReader {
             out.extend(answers[..chunk.len()].iter().map(|&a| a != 0));
         }
         out
-    }
-}
-
-/// Keys packed in one buffer, for benchmarks: key `i` is
-/// `bytes[ends[i-1]..ends[i]]`.
-#[derive(Debug, Clone, Default)]
-pub struct PackedKeys {
-    /// All key bytes, back to back.
-    pub bytes: Vec<u8>,
-    /// End offset of each key.
-    pub ends: Vec<u64>,
-}
-
-impl PackedKeys {
-    /// Packs `keys`.
-    pub fn new<K: AsRef<[u8]>>(keys: &[K]) -> Self {
-        let mut p = PackedKeys::default();
-        for k in keys {
-            p.bytes.extend_from_slice(k.as_ref());
-            p.ends.push(p.bytes.len() as u64);
-        }
-        p
-    }
-    /// The keys in order.
-    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        let mut begin = 0usize;
-        self.ends.iter().map(move |&end| {
-            let k = &self.bytes[begin..end as usize];
-            begin = end as usize;
-            k
-        })
     }
 }
 

@@ -5,6 +5,7 @@
 //! with RocksDB byte for byte, without an SST file in between.
 
 pub mod harness;
+pub mod packed;
 
 // The harness calls into RocksDB's static library directly from C++; name the
 // crate that links it so the linker sees `librocksdb.a` even in binaries that

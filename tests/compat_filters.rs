@@ -42,6 +42,35 @@ fn check(
     check_with(policy, format_version, reason, level, true, keys, probes)
 }
 
+/// [`check`] for an SstFileWriter file (no level).
+fn check_sst(policy: &str, format_version: i32, keys: &[Vec<u8>], probes: &[Vec<u8>]) -> Vec<u8> {
+    check(policy, format_version, Reason::Misc, -1, keys, probes)
+}
+
+/// The three built-in formats at `bits`: Ribbon, FastLocalBloom (fv 7) and
+/// the legacy Bloom (fv 4).
+fn three_formats(bits: f64) -> [(String, i32); 3] {
+    [
+        (format!("ribbonfilter:{bits}"), 7),
+        (format!("bloomfilter:{bits}"), 7),
+        (format!("bloomfilter:{bits}"), 4),
+    ]
+}
+
+/// A native and a Rust builder for the same policy and SstFileWriter
+/// context, or `None` (after checking both agree) when it builds no filter.
+fn builder_pair(policy: &str, fv: i32) -> Option<(NativeBuilder, FilterBuilder)> {
+    let native = NativeBuilder::new(policy, fv, Reason::Misc, -1).unwrap();
+    let parsed: FilterPolicy = policy.parse().unwrap();
+    let rust = FilterBuilder::new(&parsed, &BuildContext::sst_file_writer(fv));
+    assert_eq!(
+        rust.is_some(),
+        native.has_builder(),
+        "{policy} fv={fv}: one side builds no filter"
+    );
+    rust.map(|r| (native, r))
+}
+
 fn check_with(
     policy: &str,
     format_version: i32,
@@ -124,30 +153,9 @@ fn small_key_counts_every_bits_per_key() {
         for &n in &SMALL_COUNTS {
             let keys = member_keys(kind, n, n as u64 + 100);
             for &bits in &BITS {
-                check(
-                    &format!("ribbonfilter:{bits}"),
-                    7,
-                    Reason::Misc,
-                    -1,
-                    &keys,
-                    &probes,
-                );
-                check(
-                    &format!("bloomfilter:{bits}"),
-                    7,
-                    Reason::Misc,
-                    -1,
-                    &keys,
-                    &probes,
-                );
-                check(
-                    &format!("bloomfilter:{bits}"),
-                    4,
-                    Reason::Misc,
-                    -1,
-                    &keys,
-                    &probes,
-                );
+                for (policy, fv) in three_formats(bits) {
+                    check_sst(&policy, fv, &keys, &probes);
+                }
             }
         }
     }
@@ -181,7 +189,7 @@ fn internal_policy_names_and_format_versions() {
                 "rocksdb.BloomFilter",
                 "rocksdb.RibbonFilter",
             ] {
-                check(&format!("{name}:{bits}"), fv, Reason::Misc, -1, &keys, &probes);
+                check_sst(&format!("{name}:{bits}"), fv, &keys, &probes);
             }
         }
     }
@@ -192,46 +200,18 @@ fn large_key_counts() {
     let probes = non_member_keys(100_000, 14);
     let keys = member_keys(KeyKind::RandomBinary, 100_000, 15);
     for &bits in &BITS {
-        check(
-            &format!("ribbonfilter:{bits}"),
-            7,
-            Reason::Misc,
-            -1,
-            &keys,
-            &probes,
-        );
+        check_sst(&format!("ribbonfilter:{bits}"), 7, &keys, &probes);
     }
     for bits in [1.0, 10.0, 23.7] {
-        check(
-            &format!("bloomfilter:{bits}"),
-            7,
-            Reason::Misc,
-            -1,
-            &keys,
-            &probes,
-        );
-        check(
-            &format!("bloomfilter:{bits}"),
-            3,
-            Reason::Misc,
-            -1,
-            &keys,
-            &probes,
-        );
+        check_sst(&format!("bloomfilter:{bits}"), 7, &keys, &probes);
+        check_sst(&format!("bloomfilter:{bits}"), 3, &keys, &probes);
     }
     let keys = member_keys(KeyKind::Binary16To24, 1_000_000, 16);
     for bits in [1.0, 6.25, 10.0, 23.7] {
-        check(
-            &format!("ribbonfilter:{bits}"),
-            7,
-            Reason::Misc,
-            -1,
-            &keys,
-            &probes,
-        );
+        check_sst(&format!("ribbonfilter:{bits}"), 7, &keys, &probes);
     }
-    check("bloomfilter:10", 7, Reason::Misc, -1, &keys, &probes);
-    check("bloomfilter:10", 4, Reason::Misc, -1, &keys, &probes);
+    check_sst("bloomfilter:10", 7, &keys, &probes);
+    check_sst("bloomfilter:10", 4, &keys, &probes);
 }
 
 #[test]
@@ -261,14 +241,8 @@ fn duplicates_and_prefix_alternates() {
     }
     // AddKeyAndAlt with a 3-byte prefix (many keys share a prefix).
     keys.sort();
-    for (policy, fv) in [
-        ("ribbonfilter:10", 7),
-        ("bloomfilter:10", 7),
-        ("bloomfilter:10", 4),
-    ] {
-        let mut native = NativeBuilder::new(policy, fv, Reason::Misc, -1).unwrap();
-        let parsed: FilterPolicy = policy.parse().unwrap();
-        let mut rust = FilterBuilder::new(&parsed, &BuildContext::sst_file_writer(fv)).unwrap();
+    for (policy, fv) in three_formats(10.0) {
+        let (mut native, mut rust) = builder_pair(&policy, fv).unwrap();
         for k in &keys {
             let alt = &k[..k.len().min(3)];
             native.add_key_and_alt(k, alt);
@@ -294,15 +268,8 @@ fn duplicates_and_prefix_alternates() {
 fn sizing_answers_match() {
     let keys = member_keys(KeyKind::RandomBinary, 50, 21);
     for &bits in &BITS {
-        for (policy, fv) in [
-            (format!("ribbonfilter:{bits}"), 7),
-            (format!("bloomfilter:{bits}"), 7),
-            (format!("bloomfilter:{bits}"), 4),
-        ] {
-            let mut native = NativeBuilder::new(&policy, fv, Reason::Misc, -1).unwrap();
-            let parsed: FilterPolicy = policy.parse().unwrap();
-            let Some(mut rust) = FilterBuilder::new(&parsed, &BuildContext::sst_file_writer(fv)) else {
-                assert!(!native.has_builder());
+        for (policy, fv) in three_formats(bits) {
+            let Some((mut native, mut rust)) = builder_pair(&policy, fv) else {
                 continue;
             };
             // The Ribbon sizing takes entropy from the first key added.
@@ -347,12 +314,8 @@ fn corrupt_filters_answer_like_rocksdb() {
     let mut rng = util::Rng(41);
     let keys = member_keys(KeyKind::RandomBinary, 2000, 42);
     let probes = non_member_keys(300, 43);
-    for (policy, fv) in [
-        ("ribbonfilter:10", 7),
-        ("bloomfilter:10", 7),
-        ("bloomfilter:10", 4),
-    ] {
-        let good = check(policy, fv, Reason::Misc, -1, &keys, &probes);
+    for (policy, fv) in three_formats(10.0) {
+        let good = check_sst(&policy, fv, &keys, &probes);
         let mut tried = 0;
         while tried < 300 {
             let mut f = good.clone();

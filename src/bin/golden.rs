@@ -12,7 +12,7 @@
 #[path = "../../ribbon/tests/common/keys.rs"]
 mod keys;
 
-use keys::{member_keys, non_member_keys, KeyKind, Rng};
+use keys::{match_summary, member_keys, non_member_keys, KeyKind, Rng};
 use ribbon_compat::harness::{self, NativeBuilder, NativeReader, Reason};
 use std::fmt::Write as _;
 
@@ -139,13 +139,7 @@ fn filters() -> String {
         }
         let filter = b.finish();
         let reader = NativeReader::new(&filter);
-        let matches: Vec<usize> = probes
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| reader.may_match(p))
-            .map(|(i, _)| i)
-            .collect();
-        let first: Vec<String> = matches.iter().take(8).map(|i| i.to_string()).collect();
+        let (count, first) = match_summary(probes.iter().map(|p| reader.may_match(p)));
         writeln!(
             out,
             "filter {policy} {fv} {} {level} {} {n} {seed} | {} {:x} {} {} {}",
@@ -158,12 +152,8 @@ fn filters() -> String {
             } else {
                 "-".into()
             },
-            matches.len(),
-            if first.is_empty() {
-                "-".into()
-            } else {
-                first.join(",")
-            },
+            count,
+            first,
         )
         .unwrap();
     }

@@ -85,3 +85,23 @@ pub fn non_member_keys(n: usize, seed: u64) -> Vec<Vec<u8>> {
         })
         .collect()
 }
+
+/// The golden vectors' summary of which probes matched: the number of
+/// matches and the indexes of the first 8 (`-` when none), comma-separated.
+pub fn match_summary(matches: impl IntoIterator<Item = bool>) -> (usize, String) {
+    let hits: Vec<usize> = matches
+        .into_iter()
+        .enumerate()
+        .filter(|&(_, m)| m)
+        .map(|(i, _)| i)
+        .collect();
+    let first: Vec<String> = hits.iter().take(8).map(|i| i.to_string()).collect();
+    (
+        hits.len(),
+        if first.is_empty() {
+            "-".to_string()
+        } else {
+            first.join(",")
+        },
+    )
+}
