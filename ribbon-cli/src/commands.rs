@@ -17,6 +17,7 @@ pub fn run(argv: &[String]) -> Result<(), Error> {
         "build" => build(rest),
         "query" => query(rest),
         "info" => info(rest),
+        "sst" => crate::sst::run(rest),
         "-h" | "--help" | "help" => Err(Error::Usage("help".into())),
         other => Err(Error::Usage(format!("unknown subcommand {other:?}"))),
     }

@@ -10,6 +10,7 @@
 mod args;
 mod commands;
 mod keys;
+mod sst;
 
 use std::process::ExitCode;
 

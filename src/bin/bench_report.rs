@@ -1,0 +1,443 @@
+//! The benchmark report: reads the criterion results of `cargo bench --bench
+//! filters`, adds what criterion does not measure (peak construction memory
+//! per build in a child process, bits/key and FP rates on 10^6 non-members,
+//! and a DB-level run through the bridge), and prints every ratio
+//! Rust/RocksDB-C++ next to its target. Writes `docs/benchmarks.md` and the
+//! plot `docs/build-ns-per-key.svg`.
+//!
+//! ```text
+//! bash scripts/bench.sh            # cargo bench + this report
+//! cargo run --release --bin bench-report [-- --skip-db]
+//! ```
+
+#[path = "../../ribbon/tests/common/keys.rs"]
+#[allow(dead_code)]
+mod keys;
+
+use keys::{member_keys, KeyKind};
+use ribbon::format::FilterReader;
+use ribbon_compat::harness::{build_packed, NativeReader};
+use ribbon_compat::packed::{build_rust, PackedKeys};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn criterion_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "target".into());
+    target.join("criterion")
+}
+
+/// Median time in ns of one criterion benchmark, if it ran.
+fn median_ns(dir: &Path, group: &str, id: &str) -> Option<f64> {
+    let path = dir
+        .join(group.replace('/', "_"))
+        .join(id.replace('/', "_"))
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(path).ok()?;
+    let at = text.find("\"median\"")?;
+    let rest = &text[at..];
+    let p = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
+    let end = rest[p..].find([',', '}'])?;
+    rest[p..p + end].trim().parse().ok()
+}
+
+fn status_kib(field: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+extern "C" {
+    /// glibc: returns free heap memory to the system.
+    fn malloc_trim(pad: usize) -> i32;
+}
+
+/// In a child process: peak RSS growth (bytes) of one build.
+fn child_memory(which: &str, n: usize) {
+    let keys = PackedKeys::new(&member_keys(KeyKind::Binary16To24, n, 1));
+    // SAFETY: malloc_trim only releases free memory of the process's own
+    // allocator; no pointer is passed. Without it, the freed key-generation
+    // memory would absorb (and hide) the builders' small allocations.
+    unsafe {
+        malloc_trim(0);
+    }
+    // Reset the peak-RSS counter (VmHWM) to the current RSS, so the peak
+    // of key generation does not count.
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM via /proc/self/clear_refs");
+    let before = status_kib("VmRSS:");
+    let filter = match which {
+        "rust" => build_rust("ribbonfilter:10", 7, &keys),
+        _ => build_packed("ribbonfilter:10", 7, &keys),
+    };
+    let peak = status_kib("VmHWM:");
+    println!("{}", (peak.saturating_sub(before)) * 1024);
+    std::hint::black_box(filter);
+}
+
+fn measure_memory(n: usize) -> (f64, f64) {
+    let exe = std::env::current_exe().unwrap();
+    let run = |which: &str| -> f64 {
+        let mut samples: Vec<f64> = (0..3)
+            .map(|_| {
+                let out = std::process::Command::new(&exe)
+                    .args(["--child-memory", which, &n.to_string()])
+                    .output()
+                    .expect("run child");
+                String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .parse::<f64>()
+                    .unwrap_or(f64::NAN)
+                    * 8.0
+                    / n as f64
+            })
+            .collect();
+        samples.sort_by(f64::total_cmp);
+        samples[1]
+    };
+    (run("rust"), run("rocksdb"))
+}
+
+fn fp_and_bits(n: usize) -> Vec<(String, f64, f64)> {
+    let members = PackedKeys::new(&member_keys(KeyKind::Binary16To24, n, 1));
+    let probes = PackedKeys::new(&member_keys(KeyKind::Binary16To24, 1_000_000, 2));
+    let mut rows = Vec::new();
+    for (name, policy) in [("ribbon", "ribbonfilter:10"), ("bloom", "bloomfilter:10")] {
+        let rust = build_rust(policy, 7, &members);
+        let native = build_packed(policy, 7, &members);
+        assert_eq!(rust, native, "{policy}: bytes differ");
+        let r = FilterReader::new(&rust);
+        let fps = probes.iter().filter(|k| r.may_match(k)).count();
+        let native_fps = NativeReader::new(&native).count_matches(&probes, false);
+        assert_eq!(fps, native_fps);
+        rows.push((
+            format!("rust/rocksdb {name} (identical bytes)"),
+            rust.len() as f64 * 8.0 / n as f64,
+            fps as f64 / 1e6,
+        ));
+    }
+    let hashes: Vec<u64> = members.iter().map(ribbon::hash::get_slice_hash64).collect();
+    let xor = xorf::BinaryFuse8::try_from(&hashes).unwrap();
+    use xorf::Filter as _;
+    let fps = probes
+        .iter()
+        .filter(|k| xor.contains(&ribbon::hash::get_slice_hash64(k)))
+        .count();
+    rows.push((
+        "xorf BinaryFuse8".into(),
+        xor.fingerprints.len() as f64 * 8.0 / n as f64,
+        fps as f64 / 1e6,
+    ));
+    let mut fb = fastbloom::BloomFilter::with_num_bits(n * 10).expected_items(n);
+    for k in members.iter() {
+        fb.insert(k);
+    }
+    let fps = probes.iter().filter(|k| fb.contains(k)).count();
+    rows.push((
+        "fastbloom (10 bits/key)".into(),
+        fb.num_bits() as f64 / n as f64,
+        fps as f64 / 1e6,
+    ));
+    rows
+}
+
+/// Fill + compact, then 10^6 Gets of absent and of present keys, through a
+/// real DB with the native policy and with the Rust one (alternating, best
+/// of 3). Returns (fill+compact s, absent Get s, present Get s) per policy.
+fn db_bench() -> BTreeMap<&'static str, [f64; 3]> {
+    use rocksdb::{BlockBasedOptions, Options, DB};
+    const N: u64 = 1_000_000;
+    let key = |i: u64| format!("{:016x}", i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).into_bytes();
+    let absent = |i: u64| format!("{:016x}!", i.wrapping_mul(0xD1B5_4A32_D192_ED03)).into_bytes();
+    let mut best: BTreeMap<&'static str, [f64; 3]> = BTreeMap::new();
+    for _round in 0..3 {
+        for (name, policy) in [
+            ("rocksdb", "ribbonfilter:10:-1"),
+            ("rust", "rust.RibbonFilter:10:-1"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut table = BlockBasedOptions::default();
+            table.set_format_version(7);
+            let mut opts = Options::default();
+            opts.create_if_missing(true);
+            opts.set_block_based_table_factory(&table);
+            rocks_bridge::set_filter_policy(&mut opts, policy).unwrap();
+            let db = DB::open(&opts, dir.path()).unwrap();
+            let t = Instant::now();
+            for i in 0..N {
+                db.put(key(i), b"value").unwrap();
+            }
+            db.flush().unwrap();
+            db.compact_range::<&[u8], &[u8]>(None, None);
+            let fill = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for i in 0..N {
+                std::hint::black_box(db.get(absent(i)).unwrap());
+            }
+            let get_absent = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for i in 0..N {
+                std::hint::black_box(db.get(key(i)).unwrap());
+            }
+            let get_present = t.elapsed().as_secs_f64();
+            let e = best.entry(name).or_insert([f64::INFINITY; 3]);
+            for (b, v) in e.iter_mut().zip([fill, get_absent, get_present]) {
+                *b = b.min(v);
+            }
+        }
+    }
+    best
+}
+
+fn svg_plot(series: &[(String, Vec<(f64, f64)>)]) -> String {
+    let (w, h, m) = (640.0, 400.0, 60.0);
+    let xs: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|&(x, _)| x.log10()))
+        .collect();
+    let ymax = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|&(_, y)| y))
+        .fold(0.0, f64::max)
+        * 1.1;
+    let (x0, x1) = (
+        xs.iter().cloned().fold(f64::INFINITY, f64::min),
+        xs.iter().cloned().fold(0.0, f64::max),
+    );
+    let px = |x: f64| m + (x.log10() - x0) / (x1 - x0).max(1e-9) * (w - 2.0 * m);
+    let py = |y: f64| h - m - y / ymax.max(1e-9) * (h - 2.0 * m);
+    let colors = ["#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"];
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">Filter build time, ns/key (lower is better)</text>\n\
+         <line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n",
+        w / 2.0, h - m, w - m, h - m, h - m
+    );
+    for i in 0..=4 {
+        let y = ymax * f64::from(i) / 4.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{y:.0}</text>",
+            m - 5.0,
+            py(y) + 4.0
+        );
+    }
+    let mut n = 10f64.powf(x0);
+    while n <= 10f64.powf(x1) * 1.01 {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">10^{:.0}</text>",
+            px(n),
+            h - m + 18.0,
+            n.log10()
+        );
+        n *= 10.0;
+    }
+    for (i, (name, points)) in series.iter().enumerate() {
+        let c = colors[i % colors.len()];
+        let path: Vec<String> = points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>",
+            path.join(" ")
+        );
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{name}</text>",
+            w - m - 150.0,
+            m + 16.0 * i as f64
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child-memory") {
+        child_memory(&args[2], args[3].parse().unwrap());
+        return;
+    }
+    let skip_db = args.iter().any(|a| a == "--skip-db");
+    let dir = criterion_dir();
+    let mut out = String::new();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_default();
+    let target_cpu = if std::env::var("RUSTFLAGS")
+        .unwrap_or_default()
+        .contains("target-cpu")
+    {
+        "RUSTFLAGS target-cpu set"
+    } else {
+        "default flags (baseline x86-64 for Rust and C++)"
+    };
+    let _ = writeln!(
+        out,
+        "Machine: {cpu}, {} cores; {target_cpu}.\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let _ = writeln!(
+        out,
+        "| measure | Rust | RocksDB C++ | ratio Rust/C++ | target | met |\n|---|---|---|---|---|---|"
+    );
+    // A ratio Rust/C++ that must stay at or below `target` (times, memory).
+    let mut row = |name: &str, rust: f64, cpp: f64, unit: &str, target: f64| {
+        let ratio = rust / cpp;
+        let _ = writeln!(
+            out,
+            "| {name} | {rust:.2} {unit} | {cpp:.2} {unit} | {ratio:.2} | ≤ {target} | {} |",
+            if ratio <= target { "yes" } else { "**no**" }
+        );
+    };
+    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for n in [10_000usize, 100_000, 1_000_000, 10_000_000, 100_000_000] {
+        let group = format!("build/{n}");
+        for id in [
+            "rust_ribbon",
+            "rocksdb_ribbon",
+            "rust_bloom",
+            "rocksdb_bloom",
+            "xorf_binary_fuse8",
+            "fastbloom",
+        ] {
+            if let Some(t) = median_ns(&dir, &group, id) {
+                series
+                    .entry(id.to_string())
+                    .or_default()
+                    .push((n as f64, t / n as f64));
+            }
+        }
+        let r = median_ns(&dir, &group, "rust_ribbon");
+        let c = median_ns(&dir, &group, "rocksdb_ribbon");
+        if let (Some(r), Some(c)) = (r, c) {
+            let target = if n >= 10_000_000 {
+                0.6
+            } else if n == 100_000 {
+                0.8
+            } else {
+                1.0
+            };
+            row(
+                &format!("Ribbon build, n = {n}"),
+                r / n as f64,
+                c / n as f64,
+                "ns/key",
+                target,
+            );
+        }
+        if let (Some(r), Some(c)) = (
+            median_ns(&dir, &group, "rust_bloom"),
+            median_ns(&dir, &group, "rocksdb_bloom"),
+        ) {
+            row(
+                &format!("FastLocalBloom build, n = {n}"),
+                r / n as f64,
+                c / n as f64,
+                "ns/key",
+                1.0,
+            );
+        }
+    }
+    for kind in ["positive", "negative", "mixed"] {
+        for (mode, target) in [("single", 1.0), ("batched", 0.8)] {
+            for f in ["ribbon", "bloom"] {
+                let g = format!("query/{kind}/{mode}");
+                if let (Some(r), Some(c)) = (
+                    median_ns(&dir, &g, &format!("rust/{f}")),
+                    median_ns(&dir, &g, &format!("rocksdb/{f}")),
+                ) {
+                    row(
+                        &format!("{f} query {kind} {mode}"),
+                        r / 1e5,
+                        c / 1e5,
+                        "ns/key",
+                        target,
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("measuring peak construction memory (child processes)...");
+    let (rm, cm) = measure_memory(1_000_000);
+    row(
+        "Ribbon peak construction memory, n = 10^6",
+        rm,
+        cm,
+        "bits/key",
+        0.75,
+    );
+    if !skip_db {
+        eprintln!("running the DB-level benchmark...");
+        let db = db_bench();
+        let (r, c) = (db["rust"], db["rocksdb"]);
+        row("DB fill + flush + compaction (10^6 keys)", r[0], c[0], "s", 1.05);
+        // Throughput Rust/native >= 0.95, i.e. time Rust/native <= 1/0.95 = 1.053.
+        row(
+            "DB 10^6 Gets of absent keys (time; throughput ≥ 0.95)",
+            r[1],
+            c[1],
+            "s",
+            1.053,
+        );
+        row(
+            "DB 10^6 Gets of present keys (time; throughput ≥ 0.95)",
+            r[2],
+            c[2],
+            "s",
+            1.053,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n| filter (10 bits/key, n = 10^6) | bits/key | FP rate on 10^6 non-members |\n|---|---|---|"
+    );
+    for (name, bits, fp) in fp_and_bits(1_000_000) {
+        let _ = writeln!(out, "| {name} | {bits:.2} | {:.3}% |", fp * 100.0);
+    }
+    let _ = writeln!(
+        out,
+        "\nBuild ns/key by n (criterion medians):\n\n| n | {} |\n|---|{}",
+        series.keys().cloned().collect::<Vec<_>>().join(" | "),
+        "---|".repeat(series.len())
+    );
+    for n in [10_000f64, 1e5, 1e6, 1e7, 1e8] {
+        let cells: Vec<String> = series
+            .values()
+            .map(|p| {
+                p.iter()
+                    .find(|&&(x, _)| x == n)
+                    .map_or("-".into(), |&(_, y)| format!("{y:.1}"))
+            })
+            .collect();
+        if cells.iter().any(|c| c != "-") {
+            let _ = writeln!(out, "| {n:.0e} | {} |", cells.join(" | "));
+        }
+    }
+    print!("{out}");
+    std::fs::create_dir_all("docs").ok();
+    std::fs::write(
+        "docs/benchmarks.md",
+        format!("# Benchmark report\n\nGenerated by `bash scripts/bench.sh`.\n\n{out}"),
+    )
+    .ok();
+    let series: Vec<(String, Vec<(f64, f64)>)> = series.into_iter().collect();
+    if !series.is_empty() {
+        std::fs::write("docs/build-ns-per-key.svg", svg_plot(&series)).ok();
+        eprintln!("wrote docs/benchmarks.md and docs/build-ns-per-key.svg");
+    }
+}

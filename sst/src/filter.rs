@@ -1,0 +1,229 @@
+//! A table's filter: none, full, or partitioned, and the queries RocksDB's
+//! `Get` makes against it.
+//!
+//! Ported from RocksDB's `table/block_based/block_based_table_reader.cc`
+//! (`PrefetchIndexAndFilterBlocks`: the metaindex names `fullfilter.`,
+//! `partitionedfilter.` and the obsolete `filter.` + the policy's
+//! compatibility name; `FullFilterKeyMayMatch`),
+//! `table/block_based/full_filter_block.cc` (`KeyMayMatch`,
+//! `PrefixMayMatch`) and `table/block_based/partitioned_filter_block.cc`
+//! (`GetFilterPartitionHandle`, `MayMatch`: seek the partition index to the
+//! first separator at or after the lookup key, the last partition when
+//! there is none; a zero-size handle answers "no"; an empty index "maybe").
+
+use crate::footer::BlockHandle;
+use crate::key::{self, Comparator};
+use core::cmp::Ordering;
+use ribbon::format::{FilterDescription, FilterReader};
+
+/// Metaindex prefix of a full filter.
+pub const FULL_FILTER_PREFIX: &str = "fullfilter.";
+/// Metaindex prefix of a partitioned filter.
+pub const PARTITIONED_FILTER_PREFIX: &str = "partitionedfilter.";
+/// Metaindex prefix of the obsolete block-based filter.
+pub const OBSOLETE_FILTER_PREFIX: &str = "filter.";
+/// The compatibility name of RocksDB's built-in filter policies (and of
+/// the `ribbon` bridge policy).
+pub const BUILTIN_COMPATIBILITY_NAME: &str = "rocksdb.BuiltinBloomFilter";
+
+/// One partition of a partitioned filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    /// The separator key in the partition index (an internal key, or a
+    /// user key when the table says index keys are user keys).
+    pub separator: Vec<u8>,
+    /// Where the partition is.
+    pub handle: BlockHandle,
+    /// The partition's filter block contents.
+    pub contents: Vec<u8>,
+}
+
+/// How the filter of a table is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    /// No filter block.
+    None,
+    /// The obsolete block-based filter (`filter.` prefix): RocksDB 11.8
+    /// ignores it, so every query may match.
+    Obsolete {
+        /// The block.
+        handle: BlockHandle,
+    },
+    /// A filter of a policy other than the built-in family: this reader
+    /// does not know its format, so every query may match.
+    UnknownPolicy {
+        /// Its compatibility name.
+        compatibility_name: String,
+        /// The block.
+        handle: BlockHandle,
+        /// Whether it is partitioned.
+        partitioned: bool,
+    },
+    /// One filter for the whole table.
+    Full {
+        /// The block.
+        handle: BlockHandle,
+        /// The filter block contents.
+        contents: Vec<u8>,
+    },
+    /// A partitioned filter.
+    Partitioned {
+        /// The top-level partition index block.
+        index_handle: BlockHandle,
+        /// Whether separators are internal keys (with sequence number and
+        /// type); otherwise user keys.
+        index_key_includes_seq: bool,
+        /// The partitions in index order (empty when the index block is
+        /// empty).
+        partitions: Vec<Partition>,
+    },
+}
+
+/// The facts a query needs about the table besides the filter.
+#[derive(Debug, Clone)]
+pub(crate) struct QueryContext<'a> {
+    pub whole_key_filtering: bool,
+    pub prefix_extractor: Option<&'a crate::prefix::PrefixExtractor>,
+    pub comparator: Comparator,
+}
+
+impl Filter {
+    /// Whether a filter this reader can query is present.
+    pub fn is_queryable(&self) -> bool {
+        matches!(self, Filter::Full { .. } | Filter::Partitioned { .. })
+    }
+
+    /// The filter blocks' contents (one for a full filter, one per
+    /// partition), in order.
+    pub fn blocks(&self) -> Vec<&[u8]> {
+        match self {
+            Filter::Full { contents, .. } => vec![contents.as_slice()],
+            Filter::Partitioned { partitions, .. } => {
+                partitions.iter().map(|p| p.contents.as_slice()).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The partition `Get` reads for `user_key` (without timestamp): its
+    /// index, or `None` when the partition cannot be chosen (no partitions,
+    /// or a comparator this reader does not know).
+    pub(crate) fn partition_for(&self, user_key: &[u8], cmp: Comparator) -> Option<usize> {
+        let Filter::Partitioned {
+            index_key_includes_seq,
+            partitions,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        if partitions.is_empty() || !cmp.is_known() {
+            return None;
+        }
+        // A read at the newest timestamp.
+        let mut user = user_key.to_vec();
+        user.extend(std::iter::repeat_n(0xffu8, cmp.timestamp_size));
+        let target = if *index_key_includes_seq {
+            key::lookup_key(&user)
+        } else {
+            user
+        };
+        let below = |sep: &[u8]| {
+            let ord = if *index_key_includes_seq {
+                cmp.compare_internal(sep, &target)
+            } else {
+                cmp.compare_user(sep, &target)
+            };
+            ord == Some(Ordering::Less)
+        };
+        let i = partitions.partition_point(|p| below(&p.separator));
+        Some(i.min(partitions.len() - 1))
+    }
+
+    /// Whether `entry` (a whole key or a prefix) may be in the filter, with
+    /// the partition chosen by `user_key` as RocksDB does (the lookup key,
+    /// not the prefix, picks the partition).
+    pub(crate) fn entry_may_match(&self, entry: &[u8], user_key: &[u8], cmp: Comparator) -> bool {
+        match self {
+            Filter::Full { contents, .. } => FilterReader::new(contents).may_match(entry),
+            Filter::Partitioned { partitions, .. } => match self.partition_for(user_key, cmp) {
+                None => true,
+                Some(i) => {
+                    let p = &partitions[i];
+                    // A zero-size handle marks a key past the table's range.
+                    p.handle.size != 0 && FilterReader::new(&p.contents).may_match(entry)
+                }
+            },
+            _ => true,
+        }
+    }
+
+    /// What `Get(user_key)` asks the filter (`FullFilterKeyMayMatch`): the
+    /// whole key when the table filters whole keys, else the key's prefix
+    /// when it is in the extractor's domain, else nothing ("may match").
+    pub(crate) fn key_may_match(&self, user_key: &[u8], ctx: &QueryContext<'_>) -> bool {
+        if !self.is_queryable() {
+            return true;
+        }
+        if ctx.whole_key_filtering {
+            self.entry_may_match(user_key, user_key, ctx.comparator)
+        } else if let Some(prefix) = ctx.prefix_extractor.and_then(|p| p.transform(user_key)) {
+            self.entry_may_match(prefix, user_key, ctx.comparator)
+        } else {
+            true
+        }
+    }
+
+    /// A summary of the filter blocks for `info`.
+    pub fn summary(&self) -> FilterSummary {
+        let mut s = FilterSummary::default();
+        let descs: Vec<FilterDescription> = self
+            .blocks()
+            .iter()
+            .map(|b| FilterReader::new(b).describe())
+            .collect();
+        for (b, d) in self.blocks().iter().zip(&descs) {
+            s.bytes += b.len() as u64;
+            let kind = match d {
+                FilterDescription::Standard128Ribbon { .. } => "Standard128Ribbon",
+                FilterDescription::FastLocalBloom { .. } => "FastLocalBloom",
+                FilterDescription::LegacyBloom { .. } => "LegacyBloom",
+                FilterDescription::AlwaysFalse => "AlwaysFalse",
+                FilterDescription::AlwaysTrue => "AlwaysTrue",
+            };
+            match s.kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, n)) => *n += 1,
+                None => s.kinds.push((kind, 1)),
+            }
+        }
+        s.descriptions = descs;
+        s
+    }
+}
+
+/// Per-kind counts and sizes of a table's filter blocks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilterSummary {
+    /// Filter kinds in first-seen order, with how many blocks have each.
+    pub kinds: Vec<(&'static str, usize)>,
+    /// Bytes of filter blocks (all partitions; without the partition
+    /// index), trailers excluded.
+    pub bytes: u64,
+    /// Each block's description, in order.
+    pub descriptions: Vec<FilterDescription>,
+}
+
+impl FilterSummary {
+    /// `Standard128Ribbon`, or a mix such as `Standard128Ribbon×7+AlwaysFalse×1`.
+    pub fn kind_label(&self) -> String {
+        match self.kinds.as_slice() {
+            [] => "none".into(),
+            [(k, _)] => (*k).into(),
+            many => many
+                .iter()
+                .map(|(k, n)| format!("{k}×{n}"))
+                .collect::<Vec<_>>()
+                .join("+"),
+        }
+    }
+}

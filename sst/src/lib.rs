@@ -1,0 +1,52 @@
+//! Reading the filters out of RocksDB block-based SST files, in pure Rust.
+//!
+//! [`SstFile`] opens a block-based table as far as its filter needs: the
+//! footer (every format_version RocksDB 11.8 reads, 2 to 7, plus the
+//! legacy footer and format_version 1), the metaindex, the table
+//! properties, and the filter — full, or partitioned with its top-level
+//! partition index and every partition — with every block's checksum
+//! verified (none, CRC-32C, xxHash, xxHash64, XXH3; with the per-block
+//! context of format_version 6 and later) and compressed blocks
+//! decompressed (Snappy, zlib, LZ4/LZ4HC, ZSTD). Queries answer as
+//! RocksDB's `Get` asks that table's filter: see
+//! [`SstFile::key_may_match`] and [`SstFile::prefix_may_match`].
+//! [`SstFile::verify_filter`] walks the index and data blocks and checks
+//! that every key passes.
+//!
+//! [`SstFile::open`] reads only the end of the file at first (the footer,
+//! meta blocks and filter follow the data blocks), so `info` on a large
+//! table reads little; methods that walk the data blocks read the rest.
+//!
+//! Every entry point takes arbitrary bytes: a corrupt, truncated or hostile
+//! file gives an [`Error`] (one line, naming the block), never a panic.
+//!
+//! ```no_run
+//! let sst = ribbon_sst::SstFile::open("000012.sst")?;
+//! println!("{}", sst.filter().summary().kind_label());
+//! assert!(sst.key_may_match(b"some key") || true);
+//! # Ok::<(), ribbon_sst::Error>(())
+//! ```
+//!
+//! Ported from RocksDB 11.8.1; each module names the files it follows.
+
+pub mod block;
+pub mod checksum;
+pub mod coding;
+pub mod compression;
+pub mod error;
+pub mod filter;
+pub mod footer;
+pub mod info;
+pub mod key;
+pub mod prefix;
+pub mod properties;
+pub mod table;
+
+pub use checksum::ChecksumType;
+pub use error::{BlockKind, Error};
+pub use filter::{Filter, FilterSummary, Partition};
+pub use footer::{BlockHandle, Footer};
+pub use info::TableInfo;
+pub use prefix::PrefixExtractor;
+pub use properties::{IndexType, TableProperties};
+pub use table::{FilterMiss, SstFile, VerifyReport};
