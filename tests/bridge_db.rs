@@ -134,12 +134,29 @@ fn read(s: &Scenario, dir: &Path, policy: &str) -> Stats {
 }
 
 /// Both directions: every (writer, reader) pair gives the same statistics.
+/// Every filter block (full filters and partitions) of the SSTs in `dir`,
+/// extracted by the pure-Rust SST reader, sorted.
+fn filter_blocks(dir: &Path) -> Vec<Vec<u8>> {
+    let mut blocks = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "sst") {
+            let sst = ribbon_sst::SstFile::open(&path).unwrap();
+            blocks.extend(sst.filter().blocks().into_iter().map(<[u8]>::to_vec));
+        }
+    }
+    blocks.sort();
+    blocks
+}
+
 fn round_trip(s: &Scenario) {
     let mut results = Vec::new();
+    let mut written = Vec::new();
     for writer in [&s.native, &s.rust] {
         let dir = tempfile::tempdir().unwrap();
         let built = rocks_bridge::counters().filters_built;
         write(s, dir.path(), writer);
+        written.push(filter_blocks(dir.path()));
         if writer == &s.rust && s.num_keys > 0 {
             assert!(
                 rocks_bridge::counters().filters_built > built,
@@ -158,6 +175,17 @@ fn round_trip(s: &Scenario) {
             results.push((writer.clone(), reader.clone(), stats));
         }
     }
+    assert!(
+        s.num_keys == 0 || !written[0].is_empty(),
+        "{}: no filter blocks written",
+        s.native
+    );
+    assert!(
+        written[0] == written[1],
+        "{} and {}: the filter blocks written differ",
+        s.native,
+        s.rust
+    );
     let (_, _, first) = &results[0];
     // The filters must actually be consulted and useful (a one-key file has
     // no key range for absent keys to fall in).

@@ -10,7 +10,7 @@ use ribbon::format::FilterReader;
 use ribbon::policy::{BuildContext, FilterPolicy};
 use ribbon_compat::harness::{NativeBuilder, NativeReader};
 use rocksdb::statistics::Ticker;
-use rocksdb::{properties, BlockBasedOptions, ColumnFamilyDescriptor, Options, DB};
+use rocksdb::{BlockBasedOptions, ColumnFamilyDescriptor, Options, DB};
 use std::path::Path;
 
 const KEYS: u64 = 200_000;
@@ -41,33 +41,33 @@ fn open(opts: &Options, dir: &Path) -> Result<DB, rocksdb::Error> {
     DB::open_cf_descriptors(opts, dir, vec![cf])
 }
 
-/// A field of RocksDB's aggregated table properties ("filter block size=…").
-fn table_property(text: &str, name: &str) -> u64 {
-    text.split(';')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| k.trim() == name)
-        .and_then(|(_, v)| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 fn write(dir: &Path, policy: &str) -> Result<(), Box<dyn std::error::Error>> {
     let built = rocks_bridge::counters().filters_built;
-    let db = open(&options(policy)?, dir)?;
-    for i in 0..KEYS {
-        db.put(key(i), i.to_le_bytes())?;
+    {
+        let db = open(&options(policy)?, dir)?;
+        for i in 0..KEYS {
+            db.put(key(i), i.to_le_bytes())?;
+        }
+        db.flush()?;
+        db.compact_range::<&[u8], &[u8]>(None, None);
     }
-    db.flush()?;
-    db.compact_range::<&[u8], &[u8]>(None, None);
-    let props = db
-        .property_value(properties::AGGREGATED_TABLE_PROPERTIES)?
-        .unwrap_or_default();
-    let filter_bytes = table_property(&props, "filter block size");
-    let entries = table_property(&props, "# entries");
-    println!(
-        "   wrote {} SST file(s): {entries} keys, {filter_bytes} filter bytes = {:.2} bits/key",
-        db.live_files()?.len(),
-        filter_bytes as f64 * 8.0 / entries.max(1) as f64
-    );
+    // What was written, read back from the SST files by the pure-Rust reader.
+    for file in std::fs::read_dir(dir)?.filter_map(Result::ok).map(|e| e.path()) {
+        if file.extension().is_none_or(|e| e != "sst") {
+            continue;
+        }
+        let sst = ribbon_sst::SstFile::open(&file)?;
+        let summary = sst.filter().summary();
+        let entries = sst.properties().num_entries().unwrap_or(0);
+        println!(
+            "   {}: {} filter written by {}, {entries} keys, {} filter bytes = {:.2} bits/key",
+            file.file_name().unwrap_or_default().to_string_lossy(),
+            summary.kind_label(),
+            sst.properties().filter_policy().unwrap_or_default(),
+            summary.bytes,
+            summary.bytes as f64 * 8.0 / entries.max(1) as f64
+        );
+    }
     if policy.starts_with("rust.") {
         println!(
             "   filters built in Rust: {}",
