@@ -3,6 +3,9 @@
 #include "cpp/rust_filter_policy.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <unordered_map>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -15,6 +18,7 @@
 #include "rocksdb/options.h"
 #include "rocksdb/table.h"
 #include "rocksdb/utilities/object_registry.h"
+#include "rocksdb/utilities/options_type.h"
 #include "table/block_based/filter_policy_internal.h"
 
 // The C API's options wrapper (db/c.cc defines it identically; the C header
@@ -114,17 +118,48 @@ class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
 
 class RustFilterPolicy : public rocksdb::FilterPolicy {
  public:
-  // `id` is a validated policy id such as "rust.RibbonFilter:10:1".
-  explicit RustFilterPolicy(std::string id, std::string name)
-      : id_(std::move(id)), name_(std::move(name)) {}
+  // `name` is "rust.RibbonFilter" or "rust.BloomFilter", `bits` the
+  // canonical bits-per-key suffix (":10", ":6.5"); a Ribbon policy has a
+  // bloom_before_level, which SetOptions can change
+  // ("table_factory.filter_policy.bloom_before_level"), as with RocksDB's
+  // own ribbonfilter.
+  RustFilterPolicy(std::string name, std::string bits, bool ribbon,
+                   int bloom_before_level)
+      : name_(std::move(name)),
+        bits_(std::move(bits)),
+        ribbon_(ribbon),
+        bloom_before_level_(bloom_before_level) {
+    if (ribbon_) {
+      static const std::unordered_map<std::string, rocksdb::OptionTypeInfo>
+          type_info = {
+              {"bloom_before_level",
+               {offsetof(class RustFilterPolicy, bloom_before_level_),
+                rocksdb::OptionType::kAtomicInt,
+                rocksdb::OptionVerificationType::kNormal,
+                rocksdb::OptionTypeFlags::kMutable}},
+          };
+      RegisterOptions(this, &type_info);
+    }
+  }
 
+  // The name its registered options go under (Configurable).
+  static const char* kName() { return "RustFilterPolicy"; }
   const char* Name() const override { return name_.c_str(); }
   // The built-in family's name: RocksDB stores and finds filter blocks under
   // it, so files written by either side are read by the other.
   const char* CompatibilityName() const override {
     return "rocksdb.BuiltinBloomFilter";
   }
-  std::string GetId() const override { return id_; }
+  // The full id, so an options string or OPTIONS file recreates the policy
+  // with its settings: "rust.RibbonFilter:10:1", "rust.BloomFilter:10".
+  std::string GetId() const override {
+    std::string id = name_ + bits_;
+    if (ribbon_) {
+      id += ":" + std::to_string(
+                      bloom_before_level_.load(std::memory_order_relaxed));
+    }
+    return id;
+  }
 
   FilterBitsBuilder* GetBuilderWithContext(
       const FilterBuildingContext& context) const override {
@@ -135,7 +170,7 @@ class RustFilterPolicy : public rocksdb::FilterPolicy {
     ctx.level_at_creation = context.level_at_creation;
     ctx.optimize_filters_for_memory =
         context.table_options.optimize_filters_for_memory;
-    rust::Box<RustBuilder> builder = new_builder(id_, ctx);
+    rust::Box<RustBuilder> builder = new_builder(GetId(), ctx);
     if (!builder->builds_filter()) return nullptr;
     return new RustBitsBuilder(std::move(builder));
   }
@@ -146,8 +181,10 @@ class RustFilterPolicy : public rocksdb::FilterPolicy {
   }
 
  private:
-  std::string id_;
   std::string name_;
+  std::string bits_;
+  bool ribbon_;
+  std::atomic<int> bloom_before_level_;
 };
 
 // Factory for the ObjectLibrary: the Rust side validates and canonicalises
@@ -155,13 +192,14 @@ class RustFilterPolicy : public rocksdb::FilterPolicy {
 const rocksdb::FilterPolicy* MakePolicy(
     const std::string& uri, std::unique_ptr<const rocksdb::FilterPolicy>* guard,
     std::string* errmsg) {
-  rust::String canonical;
-  rust::String name;
-  if (!canonical_policy_id(uri, canonical, name)) {
+  PolicyParts parts;
+  if (!parse_policy_id(uri, parts)) {
     if (errmsg) *errmsg = "invalid Rust filter policy: " + uri;
     return nullptr;
   }
-  guard->reset(new RustFilterPolicy(std::string(canonical), std::string(name)));
+  guard->reset(new RustFilterPolicy(std::string(parts.name),
+                                    std::string(parts.bits_suffix),
+                                    parts.ribbon, parts.bloom_before_level));
   return guard->get();
 }
 

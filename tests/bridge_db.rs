@@ -337,8 +337,10 @@ fn options_string_and_options_file_keep_the_policy() {
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .next()
         .unwrap();
+    // As RocksDB writes its own ribbonfilter: the id, and the mutable
+    // bloom_before_level as an option of the policy.
     assert!(
-        text.contains("filter_policy=rust.RibbonFilter:6.5:2"),
+        text.contains("filter_policy={id=rust.RibbonFilter:6.5:2;bloom_before_level=2;}"),
         "OPTIONS file: {text}"
     );
 }
@@ -387,5 +389,63 @@ fn concurrent_reads_during_compaction() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for r in readers {
         assert!(r.join().expect("reader thread panicked") >= 3);
+    }
+}
+
+/// The filter kinds of the SST files in `dir` that are not in `seen`.
+fn new_filter_kinds(dir: &Path, seen: &mut std::collections::HashSet<std::path::PathBuf>) -> Vec<String> {
+    let mut kinds = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "sst") && seen.insert(path.clone()) {
+            kinds.push(
+                ribbon_sst::SstFile::open(&path)
+                    .unwrap()
+                    .filter()
+                    .summary()
+                    .kind_label(),
+            );
+        }
+    }
+    kinds
+}
+
+#[test]
+fn set_options_switches_policy_and_bloom_before_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Scenario::new("ribbonfilter:10", "rust.RibbonFilter:10");
+    let opts = options(&s, "bloomfilter:10");
+    let db = DB::open(&opts, dir.path()).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let mut flush = |db: &DB, round: u64| {
+        for i in 0..1000 {
+            db.put(key(round * 1000 + i), b"v").unwrap();
+        }
+        db.flush().unwrap();
+        new_filter_kinds(dir.path(), &mut seen)
+    };
+    assert_eq!(flush(&db, 0), ["FastLocalBloom"]);
+    // SetOptions selects the Rust policy by its id...
+    db.set_options(&[(
+        "block_based_table_factory",
+        "{filter_policy=rust.RibbonFilter:10:-1}",
+    )])
+    .unwrap();
+    let built = rocks_bridge::counters().filters_built;
+    assert_eq!(flush(&db, 1), ["Standard128Ribbon"]);
+    assert!(
+        rocks_bridge::counters().filters_built > built,
+        "the flush did not build in Rust"
+    );
+    // ...and changes its bloom_before_level, as with RocksDB's ribbonfilter:
+    // flushes are level -1, so 0 makes them Bloom.
+    db.set_options(&[("table_factory.filter_policy.bloom_before_level", "0")])
+        .unwrap();
+    assert_eq!(flush(&db, 2), ["FastLocalBloom"]);
+    db.set_options(&[("table_factory.filter_policy.bloom_before_level", "-1")])
+        .unwrap();
+    assert_eq!(flush(&db, 3), ["Standard128Ribbon"]);
+    for i in 0..4000 {
+        assert!(db.get(key(i)).unwrap().is_some());
     }
 }

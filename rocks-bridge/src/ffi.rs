@@ -33,12 +33,22 @@ pub(crate) mod ffi {
         optimize_filters_for_memory: bool,
     }
 
+    /// A Rust policy id in parts: `name` + `bits_suffix` [+ `:level`].
+    struct PolicyParts {
+        /// `rust.RibbonFilter` or `rust.BloomFilter`.
+        name: String,
+        /// RocksDB's canonical bits-per-key suffix, `:10` or `:6.5`.
+        bits_suffix: String,
+        ribbon: bool,
+        bloom_before_level: i32,
+    }
+
     // Rust types and functions, called from the C++ policy.
     extern "Rust" {
         type RustBuilder;
         type RustReader;
 
-        fn canonical_policy_id(id: &str, canonical: &mut String, name: &mut String) -> bool;
+        fn parse_policy_id(id: &str, parts: &mut PolicyParts) -> bool;
         fn new_builder(policy_id: &str, ctx: &BuildContext) -> Box<RustBuilder>;
         fn builds_filter(self: &RustBuilder) -> bool;
         fn add_key(self: &mut RustBuilder, key: &[u8]);
@@ -86,13 +96,20 @@ pub(crate) fn parse_rust_policy(id: &str) -> Option<(FilterPolicy, String, &'sta
     Some((policy, canonical, name))
 }
 
-fn canonical_policy_id(id: &str, canonical: &mut String, name: &mut String) -> bool {
+fn parse_policy_id(id: &str, parts: &mut ffi::PolicyParts) -> bool {
     catch_unwind(|| parse_rust_policy(id))
         .ok()
         .flatten()
-        .map(|(_, c, n)| {
-            *canonical = c;
-            *name = n.to_string();
+        .map(|(policy, _, name)| {
+            parts.name = name.to_string();
+            parts.bits_suffix = policy.bits_per_key().suffix();
+            match policy.kind() {
+                policy::PolicyKind::Ribbon { bloom_before_level } => {
+                    parts.ribbon = true;
+                    parts.bloom_before_level = bloom_before_level;
+                }
+                _ => parts.ribbon = false,
+            }
         })
         .is_some()
 }
