@@ -18,7 +18,7 @@ pub(crate) static FILTERS_BUILT: AtomicU64 = AtomicU64::new(0);
 pub(crate) static READERS_CREATED: AtomicU64 = AtomicU64::new(0);
 
 #[cxx::bridge(namespace = "rocks_bridge")]
-pub(crate) mod ffi {
+pub(crate) mod bridge {
     // Shared types.
 
     /// What RocksDB's `FilterBuildingContext` says about the file being
@@ -96,7 +96,7 @@ pub(crate) fn parse_rust_policy(id: &str) -> Option<(FilterPolicy, String, &'sta
     Some((policy, canonical, name))
 }
 
-fn parse_policy_id(id: &str, parts: &mut ffi::PolicyParts) -> bool {
+fn parse_policy_id(id: &str, parts: &mut bridge::PolicyParts) -> bool {
     catch_unwind(|| parse_rust_policy(id))
         .ok()
         .flatten()
@@ -114,7 +114,7 @@ fn parse_policy_id(id: &str, parts: &mut ffi::PolicyParts) -> bool {
         .is_some()
 }
 
-fn to_context(ctx: &ffi::BuildContext) -> policy::BuildContext {
+fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
     policy::BuildContext {
         format_version: ctx.format_version,
         compaction_style: match ctx.compaction_style {
@@ -143,7 +143,7 @@ pub struct RustBuilder {
 /// RocksDB's always-true filter contents.
 const ALWAYS_TRUE: [u8; 6] = [0; 6];
 
-fn new_builder(policy_id: &str, ctx: &ffi::BuildContext) -> Box<RustBuilder> {
+fn new_builder(policy_id: &str, ctx: &bridge::BuildContext) -> Box<RustBuilder> {
     let inner = catch_unwind(|| {
         parse_rust_policy(policy_id).and_then(|(p, _, _)| FilterBuilder::new(&p, &to_context(ctx)))
     })

@@ -53,7 +53,7 @@ impl std::error::Error for Error {}
 /// thread-safe. Call it before RocksDB parses an options string or OPTIONS
 /// file that names them (`set_filter_policy` calls it for you).
 pub fn register() {
-    ffi::ffi::register_rust_filter_policies();
+    ffi::bridge::register_rust_filter_policies();
 }
 
 /// Sets the filter policy of `opts`' block-based table factory to `policy`,
@@ -69,7 +69,7 @@ pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<(), Error> 
     // mutably, so nothing else touches the `rocksdb_options_t` it owns; the
     // C++ side only replaces the table factory's filter policy.
     let address = unsafe { opts.as_raw_ptr() } as usize;
-    ffi::ffi::set_table_filter_policy(address, policy).map_err(|e| Error(e.what().to_string()))
+    ffi::bridge::set_table_filter_policy(address, policy).map_err(|e| Error(e.what().to_string()))
 }
 
 /// The id of the filter policy configured in `opts` (as RocksDB writes it
@@ -77,7 +77,7 @@ pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<(), Error> 
 pub fn filter_policy_id(opts: &Options) -> Option<String> {
     // SAFETY: as in `set_filter_policy`; the C++ side only reads.
     let address = unsafe { opts.as_raw_ptr() } as usize;
-    let id = ffi::ffi::table_filter_policy_id(address);
+    let id = ffi::bridge::table_filter_policy_id(address);
     (!id.is_empty()).then_some(id)
 }
 

@@ -399,9 +399,11 @@ impl Curve {
 /// values in `0..2^32` this is plain truncation; beyond, it is what RocksDB's
 /// (formally undefined) conversion yields there.
 fn double_to_u32(d: f64) -> u32 {
-    if d.is_nan() || d >= 9_223_372_036_854_775_808.0 || d < -9_223_372_036_854_775_808.0 {
-        0
-    } else {
+    const I64_RANGE: core::ops::Range<f64> = -9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0;
+    if I64_RANGE.contains(&d) {
         d as i64 as u32
+    } else {
+        // NaN and out of range.
+        0
     }
 }
