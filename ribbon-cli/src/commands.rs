@@ -14,6 +14,16 @@ pub fn run(argv: &[String]) -> Result<(), Error> {
         .split_first()
         .ok_or_else(|| Error::Usage("missing subcommand".into()))?;
     match cmd.as_str() {
+        "build" if crate::standalone::is_standalone_build(rest) => crate::standalone::build(rest),
+        "query" | "info"
+            if crate::standalone::filter_path(rest).is_some_and(crate::standalone::is_standalone_file) =>
+        {
+            if cmd == "query" {
+                crate::standalone::query(rest)
+            } else {
+                crate::standalone::info(rest)
+            }
+        }
         "build" => build(rest),
         "query" => query(rest),
         "info" => info(rest),

@@ -5,12 +5,15 @@
 //! ribbon build --policy POLICY [--format-version N] [--level L | --flush] --keys FILE [--hex] --out FILTER
 //! ribbon query --filter FILTER --keys FILE [--hex] [--batch]
 //! ribbon info --filter FILTER
+//! ribbon sst info|query|dump-filter|verify ...
+//! ribbon build --standalone ... / query and info on standalone filter files
 //! ```
 
 mod args;
 mod commands;
 mod keys;
 mod sst;
+mod standalone;
 
 use std::process::ExitCode;
 
@@ -19,6 +22,10 @@ usage:
   ribbon build --policy POLICY [--format-version N] [--level L | --flush] --keys FILE [--hex] --out FILTER
   ribbon query --filter FILTER --keys FILE [--hex] [--batch]
   ribbon info --filter FILTER
+  ribbon sst info FILE.sst|DIR... [--json]
+  ribbon sst query FILE.sst --keys FILE [--hex] [--prefix]
+  ribbon sst dump-filter FILE.sst --out FILTER
+  ribbon sst verify FILE.sst|DIR...
 
 POLICY is a RocksDB filter policy id: ribbonfilter:BITS[:BLOOM_BEFORE_LEVEL],
 bloomfilter:BITS, rocksdb.internal.Standard128RibbonFilter:BITS,
@@ -45,6 +52,7 @@ fn main() -> ExitCode {
         Err(Error::Usage(msg)) => {
             eprintln!("ribbon: {msg}");
             eprintln!("{USAGE}");
+            eprintln!("{}", standalone::USAGE);
             ExitCode::from(2)
         }
         Err(Error::Failed(msg)) => {

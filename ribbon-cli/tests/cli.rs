@@ -13,7 +13,10 @@ use std::process::Command;
 const GOLDEN: &str = include_str!("../../ribbon/tests/golden/filters.txt");
 
 fn ribbon(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ribbon")).args(args).output().expect("run ribbon")
+    Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args(args)
+        .output()
+        .expect("run ribbon")
 }
 
 fn hex(k: &[u8]) -> String {
@@ -49,18 +52,38 @@ fn build_and_query_reproduce_native_rocksdb() {
         write_keys(&key_file, &keys);
         let out = dir.path().join("filter");
         let mut args = vec!["build", "--policy", policy, "--format-version", fv, "--hex"];
-        args.extend(["--keys", key_file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        args.extend([
+            "--keys",
+            key_file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         if reason == "flush" {
             args.push("--flush");
         } else if level != "-1" {
             args.extend(["--level", level]);
         }
         let o = ribbon(&args);
-        assert!(o.status.success(), "{line}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let filter = std::fs::read(&out).unwrap();
         assert_eq!(filter.len(), f[9].parse::<usize>().unwrap(), "{line}: length");
-        assert_eq!(format!("{:x}", ribbon::hash::hash64(&filter, 0)), f[10], "{line}: fingerprint");
-        let o = ribbon(&["query", "--filter", out.to_str().unwrap(), "--keys", probe_file.to_str().unwrap(), "--hex"]);
+        assert_eq!(
+            format!("{:x}", ribbon::hash::hash64(&filter, 0)),
+            f[10],
+            "{line}: fingerprint"
+        );
+        let o = ribbon(&[
+            "query",
+            "--filter",
+            out.to_str().unwrap(),
+            "--keys",
+            probe_file.to_str().unwrap(),
+            "--hex",
+        ]);
         assert!(o.status.success());
         let answers: Vec<&str> = std::str::from_utf8(&o.stdout).unwrap().lines().collect();
         assert_eq!(answers.len(), probes.len());
@@ -68,8 +91,22 @@ fn build_and_query_reproduce_native_rocksdb() {
         assert_eq!(count, f[12].parse::<usize>().unwrap(), "{line}: FP count");
         assert_eq!(first, f[13], "{line}: first false positives");
         // The batched path answers the same.
-        let o = ribbon(&["query", "--filter", out.to_str().unwrap(), "--keys", probe_file.to_str().unwrap(), "--hex", "--batch"]);
-        assert_eq!(std::str::from_utf8(&o.stdout).unwrap().lines().collect::<Vec<_>>(), answers);
+        let o = ribbon(&[
+            "query",
+            "--filter",
+            out.to_str().unwrap(),
+            "--keys",
+            probe_file.to_str().unwrap(),
+            "--hex",
+            "--batch",
+        ]);
+        assert_eq!(
+            std::str::from_utf8(&o.stdout)
+                .unwrap()
+                .lines()
+                .collect::<Vec<_>>(),
+            answers
+        );
         checked += 1;
     }
     assert!(checked > 100, "only {checked} golden filters checked");
@@ -81,14 +118,28 @@ fn raw_keys_and_empty_lines() {
     let keys = dir.path().join("keys.txt");
     std::fs::write(&keys, b"apple\n\nbanana\ncherry\n").unwrap();
     let out = dir.path().join("f");
-    let o = ribbon(&["build", "--policy", "ribbonfilter:10", "--keys", keys.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = ribbon(&[
+        "build",
+        "--policy",
+        "ribbonfilter:10",
+        "--keys",
+        keys.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
     let filter = std::fs::read(&out).unwrap();
     let reader = ribbon::format::FilterReader::new(&filter);
     for k in [&b"apple"[..], b"", b"banana", b"cherry"] {
         assert!(reader.may_match(k));
     }
-    let o = ribbon(&["query", "--filter", out.to_str().unwrap(), "--keys", keys.to_str().unwrap()]);
+    let o = ribbon(&[
+        "query",
+        "--filter",
+        out.to_str().unwrap(),
+        "--keys",
+        keys.to_str().unwrap(),
+    ]);
     assert_eq!(String::from_utf8(o.stdout).unwrap(), "1\n1\n1\n1\n");
 }
 
@@ -100,13 +151,68 @@ fn bad_input_is_a_one_line_error() {
     let out = dir.path().join("f");
     let (k, o) = (keys.to_str().unwrap(), out.to_str().unwrap());
     for (args, code, needle) in [
-        (vec!["build", "--policy", "ribbonfilter:10", "--keys", k, "--hex", "--out", o], 1, "invalid hex"),
-        (vec!["build", "--policy", "nope:10", "--keys", k, "--out", o], 2, "invalid filter policy"),
-        (vec!["build", "--policy", "ribbonfilter:10", "--keys", "/nonexistent", "--out", o], 1, "cannot read"),
-        (vec!["build", "--policy", "ribbonfilter:10", "--keys", k], 2, "--out is required"),
-        (vec!["build", "--policy", "ribbonfilter:0.1", "--keys", k, "--out", o], 1, "builds no filter"),
-        (vec!["build", "--policy", "ribbonfilter:10", "--format-version", "x", "--keys", k, "--out", o], 2, "integer"),
-        (vec!["query", "--filter", "/nonexistent", "--keys", k], 1, "cannot read"),
+        (
+            vec![
+                "build",
+                "--policy",
+                "ribbonfilter:10",
+                "--keys",
+                k,
+                "--hex",
+                "--out",
+                o,
+            ],
+            1,
+            "invalid hex",
+        ),
+        (
+            vec!["build", "--policy", "nope:10", "--keys", k, "--out", o],
+            2,
+            "invalid filter policy",
+        ),
+        (
+            vec![
+                "build",
+                "--policy",
+                "ribbonfilter:10",
+                "--keys",
+                "/nonexistent",
+                "--out",
+                o,
+            ],
+            1,
+            "cannot read",
+        ),
+        (
+            vec!["build", "--policy", "ribbonfilter:10", "--keys", k],
+            2,
+            "--out is required",
+        ),
+        (
+            vec!["build", "--policy", "ribbonfilter:0.1", "--keys", k, "--out", o],
+            1,
+            "builds no filter",
+        ),
+        (
+            vec![
+                "build",
+                "--policy",
+                "ribbonfilter:10",
+                "--format-version",
+                "x",
+                "--keys",
+                k,
+                "--out",
+                o,
+            ],
+            2,
+            "integer",
+        ),
+        (
+            vec!["query", "--filter", "/nonexistent", "--keys", k],
+            1,
+            "cannot read",
+        ),
         (vec!["frobnicate"], 2, "unknown subcommand"),
         (vec![], 2, "missing subcommand"),
     ] {
@@ -114,7 +220,10 @@ fn bad_input_is_a_one_line_error() {
         assert_eq!(r.status.code(), Some(code), "{args:?}");
         let err = String::from_utf8_lossy(&r.stderr);
         let first = err.lines().next().unwrap_or_default();
-        assert!(first.starts_with("ribbon: ") && first.contains(needle), "{args:?}: {err}");
+        assert!(
+            first.starts_with("ribbon: ") && first.contains(needle),
+            "{args:?}: {err}"
+        );
     }
     // A corrupt filter file still answers, never a false negative.
     std::fs::write(&out, [0xFEu8, 1, 2, 3, 4, 5, 6, 7, 8]).unwrap();

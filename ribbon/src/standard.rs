@@ -11,7 +11,7 @@
 //! filter as that ordinal; the *raw* seed mixed into the hash is a bijective
 //! scramble of the ordinal.
 
-use crate::alg::{CoeffRow, Equation, RibbonSettings};
+use crate::alg::{Banding, CoeffRow, Equation, RibbonSettings};
 use core::marker::PhantomData;
 
 const COEFF_AND_RESULT_FACTOR: u64 = 0xc28f_8282_2b65_0bed;
@@ -174,6 +174,36 @@ pub fn sort_by_start<S: RibbonSettings>(key_hashes: &mut [u64], hasher: &Hasher<
         offsets[b] += 1;
     }
     key_hashes.copy_from_slice(&sorted);
+}
+
+/// Filters with at least this many slots band their keys in start order
+/// (see [`sort_by_start`]): below it the banding storage fits in cache.
+pub const SORT_MIN_SLOTS: u32 = 1 << 15;
+
+/// Bands `key_hashes` into `num_slots` slots, trying the ordinal `seeds` in
+/// order until one succeeds. Returns that seed and its banding, or `None`
+/// when every seed fails. Large inputs are reordered by start for each seed
+/// (see [`sort_by_start`]); the result does not depend on their order.
+/// Peak memory is the hashes plus either the sort buffer or one banding.
+pub fn band_with_seeds<S: RibbonSettings>(
+    key_hashes: &mut [u64],
+    num_slots: u32,
+    seeds: impl IntoIterator<Item = u32>,
+) -> Option<(u32, Banding<S>)> {
+    let mut banding = Banding::<S>::new();
+    for seed in seeds {
+        let hasher = Hasher::<S>::with_ordinal_seed(seed);
+        if num_slots >= SORT_MIN_SLOTS {
+            banding.release();
+            sort_by_start(key_hashes, &hasher);
+        }
+        banding.reset(num_slots);
+        let num_starts = banding.num_starts();
+        if banding.add_all(key_hashes.iter().map(|&k| hasher.equation(k, num_starts))) {
+            return Some((seed, banding));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

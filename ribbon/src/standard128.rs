@@ -19,7 +19,7 @@
 use crate::alg::{Banding, Standard128};
 use crate::config::{self, ConstructionFailureChance};
 use crate::solution::{self, InterleavedLayout, QuerySite};
-use crate::standard::{sort_by_start, Hasher};
+use crate::standard::{band_with_seeds, Hasher};
 
 /// Bytes of metadata after every built-in filter.
 pub const METADATA_LEN: usize = 5;
@@ -65,37 +65,14 @@ pub fn space_and_slots(
     (len, num_slots)
 }
 
-/// Filters with at least this many slots band their keys in start order
-/// (see [`sort_by_start`]): below it the banding storage fits in cache.
-const SORT_MIN_SLOTS: u32 = 1 << 15;
-
 /// Searches the seeds for one that bands all `hashes` into `num_slots`
-/// slots, starting at ordinal `start_seed & 255` and trying all 256.
-/// Returns the seed and the banding, or `None` when every seed fails.
-/// Large inputs are reordered (see [`sort_by_start`]); the result does not
-/// depend on their order.
+/// slots, starting at ordinal `start_seed & 255` and trying all 256, as
+/// RocksDB's `ResetAndFindSeedToSolve`. Returns the seed and the banding, or
+/// `None` when every seed fails. Large inputs are reordered; the result does
+/// not depend on their order.
 pub fn find_seed(hashes: &mut [u64], num_slots: u32, start_seed: u32) -> Option<(u32, Banding<Standard128>)> {
-    let mut banding = Banding::<Standard128>::new();
     let start = start_seed & 255;
-    let mut seed = start;
-    loop {
-        let hasher = Hasher::<Standard128>::with_ordinal_seed(seed);
-        if num_slots >= SORT_MIN_SLOTS {
-            // Not while holding a failed seed's banding: peak memory stays
-            // the hashes plus either the sort buffer or the banding.
-            banding.release();
-            sort_by_start(hashes, &hasher);
-        }
-        banding.reset(num_slots);
-        let num_starts = banding.num_starts();
-        if banding.add_all(hashes.iter().map(|&k| hasher.equation(k, num_starts))) {
-            return Some((seed, banding));
-        }
-        seed = (seed + 1) & 255;
-        if seed == start {
-            return None;
-        }
-    }
+    band_with_seeds(hashes, num_slots, (0..256).map(|i| (start + i) & 255))
 }
 
 /// Builds the Ribbon filter bytes for `hashes` (64-bit key hashes, already

@@ -1,0 +1,233 @@
+//! From runtime configuration to monomorphised code.
+//!
+//! The generic core ([`crate::alg`], [`crate::standard`],
+//! [`crate::solution`]) is compiled once per [`RibbonSettings`] type. A
+//! standalone filter chooses its settings at run time, so this module
+//! instantiates the core for all 24 combinations of ribbon width (32, 64,
+//! 128) × first-coefficient-always-one × smash × homogeneous with one generic
+//! settings type, [`Settings`], and dispatches to them with one macro:
+//!
+//! * [`Engine`], an enum with one variant per combination, holds what a query
+//!   needs (the solution layout and the seeded hasher), so a query pays one
+//!   `match` and then runs fully monomorphised code;
+//! * [`dispatch`] calls a [`Visitor`] with the settings type of a runtime
+//!   [`Shape`], for work that has no engine yet (sizing, construction).
+//!
+//! The list of combinations is written once, in the `engines!` invocation
+//! below; the compiler checks that it is exhaustive.
+
+use crate::alg::{Banding, CoeffRow, RibbonSettings};
+use crate::solution::{InterleavedLayout, QuerySite};
+use crate::standard::{band_with_seeds, Hasher};
+use crate::standard128::prefetch;
+use core::marker::PhantomData;
+
+/// The [`RibbonSettings`] of one runtime combination: coefficient row type
+/// `C` (`u32`, `u64` or `u128`: the ribbon width), first coefficient always
+/// one, smash, homogeneous.
+///
+/// One generic impl covers every combination; RocksDB's own format is
+/// `Settings<u128, true, false, false>` (equivalent to
+/// [`crate::alg::Standard128`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings<C, const FCAO: bool, const SMASH: bool, const HOMOG: bool>(PhantomData<fn() -> C>);
+
+impl<C: CoeffRow, const FCAO: bool, const SMASH: bool, const HOMOG: bool> RibbonSettings
+    for Settings<C, FCAO, SMASH, HOMOG>
+{
+    type CoeffRow = C;
+    const FIRST_COEFF_ALWAYS_ONE: bool = FCAO;
+    const USE_SMASH: bool = SMASH;
+    const HOMOGENEOUS: bool = HOMOG;
+}
+
+/// A ribbon width the standalone format supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Width {
+    W32,
+    W64,
+    W128,
+}
+
+impl Width {
+    /// The width for a number of bits, if supported.
+    pub(crate) fn from_bits(bits: u32) -> Option<Self> {
+        match bits {
+            32 => Some(Width::W32),
+            64 => Some(Width::W64),
+            128 => Some(Width::W128),
+            _ => None,
+        }
+    }
+}
+
+/// The compile-time settings chosen at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+    pub(crate) width: Width,
+    pub(crate) first_coeff_always_one: bool,
+    pub(crate) smash: bool,
+    pub(crate) homogeneous: bool,
+}
+
+/// Code generic over the settings, run for the settings of a [`Shape`] by
+/// [`dispatch`] (a generic closure).
+pub(crate) trait Visitor {
+    type Output;
+    fn visit<S: RibbonSettings>(self) -> Self::Output
+    where
+        Typed<S>: Into<Engine>;
+}
+
+/// What a query needs for one settings type: the solution's layout and the
+/// hasher of the seed that banded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Typed<S: RibbonSettings> {
+    layout: InterleavedLayout<S>,
+    hasher: Hasher<S>,
+}
+
+/// Keys hashed and sites prepared ahead of reading, in batched queries.
+const BATCH: usize = 32;
+
+impl<S: RibbonSettings> Typed<S> {
+    /// The query state for `num_blocks >= 1` blocks of solution in
+    /// `solution_len` bytes, banded with ordinal seed `seed`.
+    pub(crate) fn new(num_blocks: u32, solution_len: usize, seed: u32) -> Self {
+        Self {
+            layout: InterleavedLayout::for_num_blocks(num_blocks, solution_len),
+            hasher: Hasher::with_ordinal_seed(seed),
+        }
+    }
+
+    pub(crate) fn layout(&self) -> &InterleavedLayout<S> {
+        &self.layout
+    }
+
+    /// Whether the key with hash `key_hash` may be in the set.
+    #[inline(always)]
+    pub(crate) fn contains_hash(&self, solution: &[u8], key_hash: u64) -> bool {
+        let h = self.hasher.hash(key_hash);
+        let site = self.layout.prepare_query(&self.hasher, h);
+        self.layout.filter_query(&self.hasher, h, site, solution)
+    }
+
+    /// Batched queries: every site of a batch is computed and prefetched
+    /// before any is read. Answers `min(hashes.len(), out.len())` hashes.
+    pub(crate) fn contains_hashes(&self, solution: &[u8], hashes: &[u64], out: &mut [bool]) {
+        let mut saved = [(0u64, QuerySite::default()); BATCH];
+        for (hashes, out) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            for (slot, &k) in saved.iter_mut().zip(hashes) {
+                let h = self.hasher.hash(k);
+                let site = self.layout.prepare_query(&self.hasher, h);
+                prefetch(solution, site.segment_num as usize * S::CoeffRow::BYTES);
+                *slot = (h, site);
+            }
+            for (o, &(h, site)) in out.iter_mut().zip(saved.iter()) {
+                *o = self.layout.filter_query(&self.hasher, h, site, solution);
+            }
+        }
+    }
+}
+
+/// Bands `hashes` into `num_slots` slots (a count [`crate::solution`]
+/// supports), trying ordinal seeds `first_seed`, `first_seed + 1`, …
+/// (wrapping) until one succeeds or `max_seeds` have failed. Returns the
+/// seed and the banding, or the number of seeds tried.
+///
+/// Homogeneous Ribbon never fails; callers give it one seed.
+pub(crate) fn band<S: RibbonSettings>(
+    hashes: &mut [u64],
+    num_slots: u32,
+    first_seed: u32,
+    max_seeds: u32,
+) -> Result<(u32, Banding<S>), u32> {
+    let tries = max_seeds.max(1);
+    band_with_seeds(hashes, num_slots, (0..tries).map(|a| first_seed.wrapping_add(a))).ok_or(tries)
+}
+
+macro_rules! engines {
+    ($($variant:ident = ($width:ident, $c:ty, $fcao:literal, $smash:literal, $homog:literal),)*) => {
+        /// The query state of a filter, one variant per settings
+        /// combination, plus the empty filter.
+        #[derive(Debug, Clone, Copy)]
+        pub(crate) enum Engine {
+            /// No keys: nothing matches.
+            Empty,
+            $($variant(Typed<Settings<$c, $fcao, $smash, $homog>>),)*
+        }
+
+        $(
+            impl From<Typed<Settings<$c, $fcao, $smash, $homog>>> for Engine {
+                fn from(t: Typed<Settings<$c, $fcao, $smash, $homog>>) -> Self {
+                    Engine::$variant(t)
+                }
+            }
+        )*
+
+        /// Runs `visitor` with the settings type of `shape`.
+        pub(crate) fn dispatch<V: Visitor>(shape: Shape, visitor: V) -> V::Output {
+            match (shape.width, shape.first_coeff_always_one, shape.smash, shape.homogeneous) {
+                $((Width::$width, $fcao, $smash, $homog) => {
+                    visitor.visit::<Settings<$c, $fcao, $smash, $homog>>()
+                })*
+            }
+        }
+
+        impl Engine {
+            /// Whether the key with hash `key_hash` may be in the set.
+            #[inline]
+            pub(crate) fn contains_hash(&self, solution: &[u8], key_hash: u64) -> bool {
+                match self {
+                    Engine::Empty => false,
+                    $(Engine::$variant(t) => t.contains_hash(solution, key_hash),)*
+                }
+            }
+
+            /// Batched [`Engine::contains_hash`] into `out` (the shorter of
+            /// the two lengths is answered).
+            pub(crate) fn contains_hashes(&self, solution: &[u8], hashes: &[u64], out: &mut [bool]) {
+                match self {
+                    Engine::Empty => out.iter_mut().for_each(|o| *o = false),
+                    $(Engine::$variant(t) => t.contains_hashes(solution, hashes, out),)*
+                }
+            }
+
+            /// The expected FP rate of the solution's columns (`2^-r` mixed
+            /// over blocks); 0 for the empty filter.
+            pub(crate) fn expected_fp_rate(&self) -> f64 {
+                match self {
+                    Engine::Empty => 0.0,
+                    $(Engine::$variant(t) => t.layout().expected_fp_rate(),)*
+                }
+            }
+        }
+    };
+}
+
+engines! {
+    W32 = (W32, u32, false, false, false),
+    W32H = (W32, u32, false, false, true),
+    W32S = (W32, u32, false, true, false),
+    W32SH = (W32, u32, false, true, true),
+    W32F = (W32, u32, true, false, false),
+    W32FH = (W32, u32, true, false, true),
+    W32FS = (W32, u32, true, true, false),
+    W32FSH = (W32, u32, true, true, true),
+    W64 = (W64, u64, false, false, false),
+    W64H = (W64, u64, false, false, true),
+    W64S = (W64, u64, false, true, false),
+    W64SH = (W64, u64, false, true, true),
+    W64F = (W64, u64, true, false, false),
+    W64FH = (W64, u64, true, false, true),
+    W64FS = (W64, u64, true, true, false),
+    W64FSH = (W64, u64, true, true, true),
+    W128 = (W128, u128, false, false, false),
+    W128H = (W128, u128, false, false, true),
+    W128S = (W128, u128, false, true, false),
+    W128SH = (W128, u128, false, true, true),
+    W128F = (W128, u128, true, false, false),
+    W128FH = (W128, u128, true, false, true),
+    W128FS = (W128, u128, true, true, false),
+    W128FSH = (W128, u128, true, true, true),
+}

@@ -1,0 +1,159 @@
+//! Conversion between the standalone format and RocksDB's Standard128 Ribbon
+//! filter block (`crate::standard128`): the same solution bytes under another
+//! header.
+//!
+//! RocksDB's block is `[ solution ][ 0xFE ][ seed: u8 ][ num_blocks: u24 LE ]`
+//! with width 128, Standard Ribbon, first coefficient always one and no
+//! smash. Both formats query the solution through the same
+//! [`InterleavedLayout`], so answers are identical both ways, and
+//! RocksDB → standalone → RocksDB gives back the same bytes (bytes past the
+//! last whole 16-byte segment, which RocksDB ignores, are dropped).
+
+use super::engine::{Engine, Shape, Typed, Width};
+use super::file::{file_len, Header, HEADER_LEN};
+use super::{Error, Meta, Ribbon};
+use crate::alg::Standard128;
+use crate::solution::InterleavedLayout;
+use crate::standard128::{FAILURE_CHANCE, METADATA_LEN, RIBBON_MARKER};
+
+/// The standalone shape of RocksDB's format.
+const STANDARD128: Shape = Shape {
+    width: Width::W128,
+    first_coeff_always_one: true,
+    smash: false,
+    homogeneous: false,
+};
+
+/// RocksDB's trailer stores num_blocks in 24 bits.
+const MAX_ROCKSDB_BLOCKS: u32 = (1 << 24) - 1;
+
+impl Ribbon {
+    /// Imports a RocksDB Standard128 Ribbon filter block (the filter
+    /// contents of an SST, without the block trailer) built from `num_keys`
+    /// keys (only recorded, for statistics: pass 0 if unknown). Queries
+    /// answer exactly as [`crate::format::FilterReader`] does on `block`.
+    ///
+    /// A block of 5 bytes or fewer is RocksDB's empty filter and imports as
+    /// an empty filter.
+    ///
+    /// Errors ([`Error::NotRocksDbRibbon`]): another filter kind (Bloom), a
+    /// Ribbon block of fewer than 2 blocks or without a whole segment
+    /// (RocksDB answers "may match" for every key there).
+    ///
+    /// ```
+    /// use ribbon::standalone::Ribbon;
+    /// use ribbon::format::FilterReader;
+    ///
+    /// let hashes: Vec<u64> = (0..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+    /// // RocksDB's own construction (with a Bloom fallback size that never wins).
+    /// let block = ribbon::standard128::build(hashes.clone(), 100.0, |_| usize::MAX).unwrap();
+    /// let filter = Ribbon::from_rocksdb(&block, 5000)?;
+    /// let reader = FilterReader::new(&block);
+    /// for h in (0..20_000u64).map(|i| i.wrapping_mul(0x2545_F491_4F6C_DD1D)) {
+    ///     assert_eq!(filter.contains_hash(h), reader.may_match_hash(h));
+    /// }
+    /// assert_eq!(filter.to_rocksdb()?, block);
+    /// # Ok::<(), ribbon::standalone::Error>(())
+    /// ```
+    pub fn from_rocksdb(block: &[u8], num_keys: u64) -> Result<Self, Error> {
+        let empty = |num_keys| {
+            let header = Header {
+                shape: STANDARD128,
+                failure_chance: Some(FAILURE_CHANCE),
+                seed: 0,
+                num_blocks: 0,
+                num_keys,
+                solution_len: 0,
+                upper_num_columns: 0,
+                upper_start_block: 0,
+                target_fp_rate: 0.0,
+            };
+            seal(header, &[], Engine::Empty)
+        };
+        if block.len() <= METADATA_LEN {
+            return Ok(empty(num_keys));
+        }
+        let len = block.len() - METADATA_LEN;
+        let trailer = &block[len..];
+        if trailer[0] != RIBBON_MARKER {
+            let kind = match trailer[0] as i8 {
+                -1 => "a FastLocalBloom filter".to_string(),
+                1.. => "a legacy Bloom filter".to_string(),
+                other => format!("an unknown filter (marker {other})"),
+            };
+            return Err(Error::NotRocksDbRibbon(kind));
+        }
+        let seed = u32::from(trailer[1]);
+        let num_blocks = u32::from_le_bytes([trailer[2], trailer[3], trailer[4], 0]);
+        if num_blocks < 2 {
+            return Err(Error::NotRocksDbRibbon(format!(
+                "{num_blocks} blocks (RocksDB answers \"may match\" for every key)"
+            )));
+        }
+        let data = &block[..len];
+        let layout = InterleavedLayout::<Standard128>::for_num_blocks(num_blocks, data.len());
+        if layout.upper_num_columns() == 0 {
+            return Err(Error::NotRocksDbRibbon(
+                "no whole solution segment (RocksDB answers \"may match\" for every key)".into(),
+            ));
+        }
+        let solution = &data[..layout.data_len()];
+        let header = Header {
+            shape: STANDARD128,
+            failure_chance: Some(FAILURE_CHANCE),
+            seed,
+            num_blocks,
+            num_keys,
+            solution_len: solution.len(),
+            upper_num_columns: layout.upper_num_columns(),
+            upper_start_block: layout.upper_start_block(),
+            target_fp_rate: layout.expected_fp_rate(),
+        };
+        let engine = Typed::<Standard128Settings>::new(num_blocks, solution.len(), seed).into();
+        Ok(seal(header, solution, engine))
+    }
+}
+
+/// The standalone settings type equal to RocksDB's [`Standard128`].
+type Standard128Settings = super::Settings<u128, true, false, false>;
+
+fn seal(header: Header, solution: &[u8], engine: Engine) -> Ribbon {
+    let mut bytes = vec![0u8; file_len(solution.len())];
+    bytes[HEADER_LEN..HEADER_LEN + solution.len()].copy_from_slice(solution);
+    header.seal(&mut bytes);
+    Ribbon {
+        meta: Meta { header, engine },
+        bytes,
+    }
+}
+
+/// RocksDB's block for a filter with `header` and `solution`.
+pub(super) fn export(header: &Header, solution: &[u8]) -> Result<Vec<u8>, Error> {
+    if header.num_blocks == 0 {
+        return Ok(Vec::new());
+    }
+    let incompatible = |what: String| Err(Error::NotRocksDbCompatible(what));
+    if header.shape != STANDARD128 {
+        let s = header.shape;
+        return incompatible(format!(
+            "RocksDB stores width 128, Standard Ribbon, first coefficient always one, no smash; \
+             this filter has width {}, {}, first coefficient always one {}, smash {}",
+            header.width_bits(),
+            if s.homogeneous { "Homogeneous" } else { "Standard" },
+            s.first_coeff_always_one,
+            s.smash
+        ));
+    }
+    if header.seed > 255 {
+        return incompatible(format!("seed {} does not fit RocksDB's seed byte", header.seed));
+    }
+    if header.num_blocks > MAX_ROCKSDB_BLOCKS {
+        return incompatible(format!("{} blocks exceed RocksDB's 24 bits", header.num_blocks));
+    }
+    let mut block = Vec::with_capacity(solution.len() + METADATA_LEN);
+    block.extend_from_slice(solution);
+    block.push(RIBBON_MARKER);
+    block.push(header.seed as u8);
+    block.extend_from_slice(&header.num_blocks.to_le_bytes()[..3]);
+    Ok(block)
+}
