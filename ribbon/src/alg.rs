@@ -270,14 +270,18 @@ impl<S: RibbonSettings> Banding<S> {
     /// solution); the storage is then left with the equations added before
     /// plus partial work of none (a failed add stores nothing).
     ///
-    /// Preconditions: `eq.start < num_starts()`; with
-    /// `FIRST_COEFF_ALWAYS_ONE`, bit 0 of `eq.coeff_row` is set.
+    /// Panics unless `eq.start < num_starts()`. With
+    /// `FIRST_COEFF_ALWAYS_ONE`, bit 0 of `eq.coeff_row` is expected to be
+    /// set (the standard hasher guarantees it).
     #[inline(always)]
     pub fn add(&mut self, eq: Equation<S::CoeffRow>) -> bool {
         let mut i = eq.start as usize;
         let mut cr = eq.coeff_row;
         let mut rr = eq.result_row;
-        if !S::FIRST_COEFF_ALWAYS_ONE {
+        // Normalise so that bit 0 is set at slot `i` (a settings-conforming
+        // first-coefficient-one row already is; checking keeps a row that is
+        // not from looping).
+        if !S::FIRST_COEFF_ALWAYS_ONE || cr & S::CoeffRow::ONE == S::CoeffRow::ZERO {
             if cr == S::CoeffRow::ZERO {
                 // No coefficient at all: the equation reads 0 = rr.
                 return rr == 0;
@@ -286,18 +290,33 @@ impl<S: RibbonSettings> Banding<S> {
             i += tz as usize;
             cr = cr >> tz;
         }
+        // A start below `num_starts` keeps every slot this loop reaches below
+        // `num_slots`: the row spans at most `w` slots from its start, and a
+        // stored row at `i` spans at most to `num_slots - 1`, so their XOR's
+        // lowest set bit, where the loop moves next, is in range too.
+        assert!(eq.start < self.num_starts, "start out of range");
+        let coeff_rows = self.coeff_rows.as_mut_ptr();
+        let result_rows = self.result_rows.as_mut_ptr();
         loop {
-            let cr_at_i = self.coeff_rows[i];
+            debug_assert!(i < self.coeff_rows.len());
+            // SAFETY: `i < num_slots == coeff_rows.len()` by the argument
+            // above (checked in debug builds).
+            let cr_at_i = unsafe { *coeff_rows.add(i) };
             if cr_at_i == S::CoeffRow::ZERO {
-                self.coeff_rows[i] = cr;
-                if !S::HOMOGENEOUS {
-                    self.result_rows[i] = rr;
+                // SAFETY: as above; result rows have `num_slots` entries
+                // unless homogeneous, where they are not touched.
+                unsafe {
+                    *coeff_rows.add(i) = cr;
+                    if !S::HOMOGENEOUS {
+                        *result_rows.add(i) = rr;
+                    }
                 }
                 return true;
             }
             cr ^= cr_at_i;
             if !S::HOMOGENEOUS {
-                rr ^= self.result_rows[i];
+                // SAFETY: as above.
+                rr ^= unsafe { *result_rows.add(i) };
             }
             if cr == S::CoeffRow::ZERO {
                 return rr == 0;

@@ -178,7 +178,7 @@ pub fn sort_by_start<S: RibbonSettings>(key_hashes: &mut [u64], hasher: &Hasher<
 
 /// Filters with at least this many slots band their keys in start order
 /// (see [`sort_by_start`]): below it the banding storage fits in cache.
-pub const SORT_MIN_SLOTS: u32 = 1 << 15;
+pub const SORT_MIN_SLOTS: u32 = 1 << 12;
 
 /// Bands `key_hashes` into `num_slots` slots, trying the ordinal `seeds` in
 /// order until one succeeds. Returns that seed and its banding, or `None`

@@ -32,9 +32,11 @@ fn criterion_dir() -> PathBuf {
 
 /// Median time in ns of one criterion benchmark, if it ran.
 fn median_ns(dir: &Path, group: &str, id: &str) -> Option<f64> {
+    // Criterion names a group's directory with `/` replaced by `_`; a
+    // function/parameter id is two nested directories.
     let path = dir
         .join(group.replace('/', "_"))
-        .join(id.replace('/', "_"))
+        .join(id)
         .join("new/estimates.json");
     let text = std::fs::read_to_string(path).ok()?;
     let at = text.find("\"median\"")?;
