@@ -200,6 +200,9 @@ impl FastLocalBloomImpl {
     pub fn hash_may_match_prepared(h2: u32, num_probes: i32, data_at_block: &[u8]) -> bool {
         let mut h = h2;
         if let Some(block) = data_at_block.first_chunk::<BLOCK_BYTES>() {
+            #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+            return avx2::hash_may_match_block(h2, num_probes, block);
+            #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
             for _ in 0..num_probes {
                 let bitpos = (h >> (32 - 9)) as usize;
                 if block[bitpos >> 3] & (1u8 << (bitpos & 7)) == 0 {
@@ -219,6 +222,66 @@ impl FastLocalBloomImpl {
             }
         }
         true
+    }
+}
+
+/// The AVX2 query (as RocksDB's `HashMayMatchPrepared` under `__AVX2__`):
+/// eight probes at a time, same bits, same answers as the scalar loop.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+mod avx2 {
+    use core::arch::x86_64::*;
+
+    /// `GOLDEN` to the powers 0 to 7: the eight probes' multipliers.
+    const POWERS: [u32; 8] = [
+        0x0000_0001,
+        0x9e37_79b9,
+        0xe35e_67b1,
+        0x7342_97e9,
+        0x35fb_e861,
+        0xdeb7_c719,
+        0x0448_b211,
+        0x3459_b749,
+    ];
+    /// `GOLDEN` to the power 8: from one group of eight probes to the next.
+    const GOLDEN_POW8: u32 = 0xab25_f4c1;
+
+    /// Whether all `num_probes` bits of `h2` are set in the 64-byte `block`.
+    #[inline(always)]
+    pub(super) fn hash_may_match_block(h2: u32, num_probes: i32, block: &[u8; 64]) -> bool {
+        // SAFETY: AVX2 is enabled for this compilation (the module's cfg),
+        // and the two unaligned 32-byte loads read exactly the 64 bytes of
+        // `block`.
+        unsafe {
+            let multipliers = _mm256_loadu_si256(POWERS.as_ptr().cast::<__m256i>());
+            let zero_to_seven = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            let lower_words = _mm256_loadu_si256(block.as_ptr().cast::<__m256i>());
+            let upper_words = _mm256_loadu_si256(block.as_ptr().add(32).cast::<__m256i>());
+            let mut h = h2;
+            let mut rem_probes = num_probes;
+            loop {
+                // The next eight probe hashes.
+                let hashes = _mm256_mullo_epi32(_mm256_set1_epi32(h as i32), multipliers);
+                // Top 4 bits: one of 16 words; bit 31 picks the half.
+                let word_addresses = _mm256_srli_epi32(hashes, 28);
+                let lower = _mm256_permutevar8x32_epi32(lower_words, word_addresses);
+                let upper = _mm256_permutevar8x32_epi32(upper_words, word_addresses);
+                let values = _mm256_blendv_epi8(lower, upper, _mm256_srai_epi32(hashes, 31));
+                // Only the probes still to do count.
+                let k_selector =
+                    _mm256_srli_epi32(_mm256_sub_epi32(zero_to_seven, _mm256_set1_epi32(rem_probes)), 31);
+                // Next 5 bits: the bit within the word.
+                let bit_addresses = _mm256_srli_epi32(_mm256_slli_epi32(hashes, 4), 27);
+                let bit_mask = _mm256_sllv_epi32(k_selector, bit_addresses);
+                let all_set = _mm256_testc_si256(values, bit_mask) != 0;
+                if rem_probes <= 8 {
+                    return all_set;
+                } else if !all_set {
+                    return false;
+                }
+                h = h.wrapping_mul(GOLDEN_POW8);
+                rem_probes -= 8;
+            }
+        }
     }
 }
 
