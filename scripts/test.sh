@@ -16,5 +16,5 @@ if [ -n "$cpp_deps" ]; then
 fi
 cargo test --release -p ribbon -p ribbon-sst -p ribbon-cli
 
-echo "== everything, against native RocksDB"
-cargo test --release --workspace
+echo "== everything else, against native RocksDB"
+cargo test --release --workspace --exclude ribbon --exclude ribbon-sst --exclude ribbon-cli

@@ -414,7 +414,9 @@ fn new_filter_kinds(dir: &Path, seen: &mut std::collections::HashSet<std::path::
 fn set_options_switches_policy_and_bloom_before_level() {
     let dir = tempfile::tempdir().unwrap();
     let s = Scenario::new("ribbonfilter:10", "rust.RibbonFilter:10");
-    let opts = options(&s, "bloomfilter:10");
+    let mut opts = options(&s, "bloomfilter:10");
+    // Only flushes: an automatic compaction would add files of its own.
+    opts.set_disable_auto_compactions(true);
     let db = DB::open(&opts, dir.path()).unwrap();
     let mut seen = std::collections::HashSet::new();
     let mut flush = |db: &DB, round: u64| {

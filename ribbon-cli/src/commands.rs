@@ -92,6 +92,12 @@ fn query(argv: &[String]) -> Result<(), Error> {
     } else {
         keys.iter().map(|k| reader.may_match(k)).collect()
     };
+    write_answers(answers)
+}
+
+/// Prints one line per answer, in order: `1` for may-match, `0` for
+/// definitely not (the output of every `query`).
+pub fn write_answers(answers: impl IntoIterator<Item = bool>) -> Result<(), Error> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for a in answers {
         out.write_all(if a { b"1\n" } else { b"0\n" })

@@ -285,12 +285,7 @@ fn query(argv: &[String]) -> Result<(), Error> {
     } else {
         sst.keys_may_match(&keys)
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for a in answers {
-        write_out(&mut out, if a { "1\n" } else { "0\n" })?;
-    }
-    out.flush()
-        .map_err(|e| Error::Failed(format!("cannot write output: {e}")))
+    crate::commands::write_answers(answers)
 }
 
 fn dump_filter(argv: &[String]) -> Result<(), Error> {

@@ -26,7 +26,7 @@ use crate::Error;
 use ribbon::config::ConstructionFailureChance;
 use ribbon::hash::get_slice_hash64;
 use ribbon::standalone::{self as sa, Config, Mode, Precision, Ribbon, RibbonRef};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 
 /// Usage lines for the main usage text.
 pub const USAGE: &str = "  \
@@ -278,13 +278,7 @@ pub fn query(argv: &[String]) -> Result<(), Error> {
     } else {
         keys.iter().map(|k| filter.contains(k)).collect()
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for a in answers {
-        out.write_all(if a { b"1\n" } else { b"0\n" })
-            .map_err(|e| Error::Failed(format!("cannot write output: {e}")))?;
-    }
-    out.flush()
-        .map_err(|e| Error::Failed(format!("cannot write output: {e}")))
+    crate::commands::write_answers(answers)
 }
 
 /// `ribbon info --filter FILE` for a standalone filter file.
