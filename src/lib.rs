@@ -4,6 +4,7 @@
 //! this process, so tests and benchmarks compare the pure-Rust `ribbon` crate
 //! with RocksDB byte for byte, without an SST file in between.
 
+#![warn(missing_docs)]
 pub mod harness;
 pub mod packed;
 

@@ -13,6 +13,7 @@
 //! standalone filter ([`standalone`]) is one more instantiation of the same
 //! core.
 
+#![warn(missing_docs)]
 pub mod alg;
 pub mod bloom;
 pub mod builder;

@@ -32,6 +32,7 @@
 //! db.put(b"key", b"value").unwrap();
 //! ```
 
+#![warn(missing_docs)]
 mod ffi;
 
 use rocksdb::{AsRawPtr, Options};

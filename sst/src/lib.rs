@@ -29,6 +29,7 @@
 //!
 //! Ported from RocksDB 11.8.1; each module names the files it follows.
 
+#![warn(missing_docs)]
 pub mod block;
 pub mod checksum;
 pub mod coding;
