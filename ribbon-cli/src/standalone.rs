@@ -151,31 +151,30 @@ impl Progress {
     }
 }
 
+/// Options that configure a filter built from keys (meaningless with
+/// `--from-rocksdb`, whose filter is already built).
+const CONFIG_OPTIONS: &[&str] = &[
+    "--width",
+    "--bits",
+    "--fp-rate",
+    "--failure-chance",
+    "--overhead",
+    "--seed",
+    "--max-seeds",
+];
+/// Flags with the same role as [`CONFIG_OPTIONS`].
+const CONFIG_FLAGS: &[&str] = &["--homogeneous", "--smash", "--no-first-coeff-one", "--hex"];
+
 /// `ribbon build --standalone ...` (the arguments after `build`).
 pub fn build(argv: &[String]) -> Result<(), Error> {
     let args = Args::parse(
         argv,
         &[
-            "--width",
-            "--bits",
-            "--fp-rate",
-            "--failure-chance",
-            "--overhead",
-            "--seed",
-            "--max-seeds",
-            "--keys",
-            "--from-rocksdb",
-            "--num-keys",
-            "--out",
-        ],
-        &[
-            "--standalone",
-            "--homogeneous",
-            "--smash",
-            "--no-first-coeff-one",
-            "--hex",
-            "--rocksdb",
-        ],
+            CONFIG_OPTIONS,
+            &["--keys", "--from-rocksdb", "--num-keys", "--out"],
+        ]
+        .concat(),
+        &[CONFIG_FLAGS, &["--standalone", "--rocksdb"]].concat(),
     )?;
     if !args.flag("--standalone") {
         return Err(Error::Usage("build --standalone expected".into()));
@@ -195,18 +194,10 @@ pub fn build(argv: &[String]) -> Result<(), Error> {
             build_from_keys(&args, path)?
         }
         (None, Some(path)) => {
-            let configured = [
-                "--width",
-                "--bits",
-                "--fp-rate",
-                "--failure-chance",
-                "--overhead",
-                "--seed",
-                "--max-seeds",
-            ]
-            .into_iter()
-            .chain(["--homogeneous", "--smash", "--no-first-coeff-one", "--hex"])
-            .find(|o| args.optional(o).is_some() || args.flag(o));
+            let configured = CONFIG_OPTIONS
+                .iter()
+                .chain(CONFIG_FLAGS)
+                .find(|o| args.optional(o).is_some() || args.flag(o));
             if let Some(o) = configured {
                 return Err(Error::Usage(format!(
                     "{o} does not apply to --from-rocksdb (the block fixes the filter)"

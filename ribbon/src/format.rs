@@ -59,7 +59,9 @@ impl<'a> FilterReader<'a> {
         let len = contents.len() - METADATA_LEN;
         let marker = contents[len] as i8;
         match marker {
-            1.. => from_parsed(legacy::parse_trailer(contents), FilterReader::LegacyBloom),
+            // The legacy parser owns the rest of RocksDB's top-level rules:
+            // 1..=127 probes is legacy Bloom, 0 and other negative markers
+            // are always true.
             -1 => from_parsed(fast_local::parse_trailer(contents), FilterReader::FastLocalBloom),
             -2 => {
                 let t = &contents[len..];
@@ -75,7 +77,7 @@ impl<'a> FilterReader<'a> {
                     ))
                 }
             }
-            _ => FilterReader::AlwaysTrue,
+            _ => from_parsed(legacy::parse_trailer(contents), FilterReader::LegacyBloom),
         }
     }
 
@@ -111,9 +113,8 @@ impl<'a> FilterReader<'a> {
             FilterReader::AlwaysFalse => {}
             FilterReader::AlwaysTrue => out.fill(true),
             FilterReader::LegacyBloom(r) => {
-                for (o, k) in out.iter_mut().zip(keys) {
-                    *o = r.may_match_hash(bloom_hash(k.as_ref()));
-                }
+                let hashes: Vec<u32> = keys.iter().map(|k| bloom_hash(k.as_ref())).collect();
+                r.may_match_hashes(&hashes, &mut out);
             }
             FilterReader::FastLocalBloom(_) | FilterReader::Standard128Ribbon(_) => {
                 let hashes: Vec<u64> = keys.iter().map(|k| get_slice_hash64(k.as_ref())).collect();
