@@ -8,13 +8,13 @@ cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 
 echo "== the pure-Rust crates compile no C/C++"
-cpp_deps=$(cargo tree -p ribbon -p ribbon-sst -p ribbon-cli -e normal,build --prefix none \
+cpp_deps=$(cargo tree -p rocks-ribbon -p ribbon-sst -p ribbon-cli -e normal,build --prefix none \
   | grep -E '^(cc|cxx|cxx-build|librocksdb-sys|bindgen|zstd-sys|lz4-sys|libz-sys|snappy-sys) ' || true)
 if [ -n "$cpp_deps" ]; then
   echo "ribbon, ribbon-sst or ribbon-cli depends on a C/C++ build: $cpp_deps" >&2
   exit 1
 fi
-cargo test --release -p ribbon -p ribbon-sst -p ribbon-cli
+cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-cli
 
 echo "== everything else, against native RocksDB"
-cargo test --release --workspace --exclude ribbon --exclude ribbon-sst --exclude ribbon-cli
+cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-cli

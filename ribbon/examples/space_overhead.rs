@@ -2,10 +2,10 @@
 //! 2021) and produces the width-32 slot table of `ribbon::standalone::sizing`.
 //!
 //! ```text
-//! cargo run --release -p ribbon --example space_overhead -- table1 [--quick]
-//! cargo run --release -p ribbon --example space_overhead -- occupancy 32 [--quick]
-//! cargo run --release -p ribbon --example space_overhead -- homogeneous [--quick]
-//! cargo run --release -p ribbon --example space_overhead -- all > ribbon/docs/space-overhead.md
+//! cargo run --release -p rocks-ribbon --example space_overhead -- table1 [--quick]
+//! cargo run --release -p rocks-ribbon --example space_overhead -- occupancy 32 [--quick]
+//! cargo run --release -p rocks-ribbon --example space_overhead -- homogeneous [--quick]
+//! cargo run --release -p rocks-ribbon --example space_overhead -- all > ribbon/docs/space-overhead.md
 //! ```
 //!
 //! * `table1`: Standard Ribbon's space overhead `ε = (m - n) / n` for the
@@ -465,7 +465,7 @@ fn main() {
         Some("all") => {
             println!("# Ribbon space overheads, measured\n");
             println!(
-                "Produced by `cargo run --release -p ribbon --example space_overhead -- all` \
+                "Produced by `cargo run --release -p rocks-ribbon --example space_overhead -- all` \
                  ({} threads).\n",
                 opts.threads
             );

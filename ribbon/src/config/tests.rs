@@ -566,7 +566,7 @@ fn standard128_ribbon_filter_configuration() {
 /// Every input of the Standard128 Ribbon filter configuration: num_slots for
 /// all key counts the filter accepts, num_to_add for every u32 slot count.
 /// RocksDB (built without FMA). Slow: run with
-/// `cargo test --release -p ribbon --lib config -- --ignored`.
+/// `cargo test --release -p rocks-ribbon --lib config -- --ignored`.
 #[test]
 #[ignore = "exhaustive; about a minute in release mode"]
 fn standard128_ribbon_exhaustive_matches_rocksdb() {

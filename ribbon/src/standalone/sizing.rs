@@ -7,7 +7,7 @@
 //! * **Standard Ribbon, width 32**: RocksDB has no table; this module has
 //!   its own, [`W32_KNOWN_TO_ADD`], measured the way RocksDB measured its
 //!   tables, by the committed tool `ribbon/examples/space_overhead.rs`
-//!   (`cargo run --release -p ribbon --example space_overhead -- occupancy 32`).
+//!   (`cargo run --release -p rocks-ribbon --example space_overhead -- occupancy 32`).
 //! * **Homogeneous Ribbon, any width**: the paper's equation 7,
 //!   `ε = (4 + r/4) / w` ([`homogeneous_overhead`]), `m = ⌈n (1 + ε)⌉`.
 //! * **An explicit [`Config::slot_overhead`]** `ε`: `m = ⌈n (1 + ε)⌉`.
@@ -53,7 +53,7 @@ pub fn homogeneous_overhead(width: u32, result_bits: f64) -> f64 {
 /// one in 2, one in 20, one in 1000.
 ///
 /// Measured with first coefficient always one by
-/// `cargo run --release -p ribbon --example space_overhead -- occupancy 32`
+/// `cargo run --release -p rocks-ribbon --example space_overhead -- occupancy 32`
 /// (the median, 95th and 99.9th percentile of the slots left empty at the
 /// first failed add, over fresh random keys), the procedure of RocksDB's
 /// `FindOccupancy` in `util/ribbon_test.cc`.
