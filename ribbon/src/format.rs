@@ -81,6 +81,64 @@ impl<'a> FilterReader<'a> {
         }
     }
 
+    /// Like [`FilterReader::new`], but only for bytes that are a filter block
+    /// RocksDB writes: FastLocalBloom, legacy Bloom or Standard128 Ribbon
+    /// with a consistent trailer and length, or RocksDB's 6-byte always-true
+    /// filter. Anything else (no bytes, too short for a trailer, a reserved
+    /// marker or setting, a length the trailer does not fit) is an error that
+    /// says why and how RocksDB would read the bytes anyway; RocksDB's own
+    /// reader never rejects, it answers "always false" or "always true".
+    ///
+    /// A reader should use this where the bytes come from outside a table
+    /// file (a file on the command line, say), where a truncated or foreign
+    /// file must not silently answer every query the same way.
+    pub fn parse(contents: &'a [u8]) -> Result<Self, NotAFilter> {
+        let reader = Self::new(contents);
+        let not = |reason: String| {
+            Err(NotAFilter {
+                reason,
+                rocksdb_reads_as: reader.describe().kind_name(),
+            })
+        };
+        if contents.len() > u32::MAX as usize {
+            return not(format!("{} bytes: RocksDB filters are under 4 GiB", contents.len()));
+        }
+        if contents.is_empty() {
+            return not("0 bytes (RocksDB writes an empty filter block only for zero keys)".into());
+        }
+        if contents.len() <= METADATA_LEN {
+            return not(format!(
+                "{} bytes, too short for a {METADATA_LEN}-byte filter trailer",
+                contents.len()
+            ));
+        }
+        let len = contents.len() - METADATA_LEN;
+        let trailer = &contents[len..];
+        match reader {
+            FilterReader::AlwaysTrue if contents == ALWAYS_TRUE_FILTER => Ok(reader),
+            FilterReader::AlwaysTrue | FilterReader::AlwaysFalse => not(format!(
+                "trailer {} is no filter RocksDB writes (marker byte {} {})",
+                hex(trailer),
+                trailer[0] as i8,
+                match trailer[0] as i8 {
+                    0 => "means zero probes",
+                    -1 => "is FastLocalBloom, with reserved settings",
+                    -2 => "is Standard128 Ribbon, with fewer than 2 blocks",
+                    1..=127 => "is legacy Bloom, with a line count that does not fit the length",
+                    _ => "is reserved",
+                }
+            )),
+            FilterReader::FastLocalBloom(_) if len % 64 != 0 => not(format!(
+                "FastLocalBloom of {len} bytes, not a whole number of 64-byte cache lines"
+            )),
+            FilterReader::Standard128Ribbon(r) if len != r.layout().data_len() || len % 16 != 0 => not(format!(
+                "Standard128 Ribbon of {len} bytes does not fit its {} blocks of 128 slots",
+                r.layout().num_blocks()
+            )),
+            _ => Ok(reader),
+        }
+    }
+
     /// Whether `key` may be in the set the filter was built from.
     #[inline]
     pub fn may_match(&self, key: &[u8]) -> bool {
@@ -159,6 +217,48 @@ impl<'a> FilterReader<'a> {
             },
         }
     }
+}
+
+/// RocksDB's always-true filter block (`FinishAlwaysTrue`): a zero marker
+/// (zero probes) in a 6-byte block. RocksDB writes it when a builder cannot
+/// build a real filter, and every key may match it.
+pub const ALWAYS_TRUE_FILTER: [u8; 6] = [0; 6];
+
+/// Bytes that are not a filter block RocksDB writes ([`FilterReader::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAFilter {
+    reason: String,
+    rocksdb_reads_as: &'static str,
+}
+
+impl NotAFilter {
+    /// Why the bytes are not a filter RocksDB writes.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// How RocksDB's reader treats them anyway: `AlwaysFalse` (every key
+    /// "definitely not") or `AlwaysTrue` (every key "may match"), as
+    /// [`FilterDescription::kind_name`] spells them.
+    pub fn rocksdb_reads_as(&self) -> &'static str {
+        self.rocksdb_reads_as
+    }
+}
+
+impl fmt::Display for NotAFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "not a RocksDB filter block: {} (RocksDB would read it as {})",
+            self.reason, self.rocksdb_reads_as
+        )
+    }
+}
+
+impl std::error::Error for NotAFilter {}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The parameters of a filter block, as its trailer and length give them.
@@ -247,6 +347,111 @@ impl fmt::Display for FilterDescription {
                  expected_fp_rate={expected_fp_rate:.6}",
                 upper_num_columns.saturating_sub(1)
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::FilterBuilder;
+    use crate::policy::{BuildContext, FilterPolicy};
+
+    fn built(policy: &str, format_version: i32, n: u32) -> Vec<u8> {
+        let policy: FilterPolicy = policy.parse().unwrap();
+        let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(format_version)).unwrap();
+        for i in 0..n {
+            b.add_key(&i.to_le_bytes());
+        }
+        b.finish()
+    }
+
+    fn rejected(bytes: &[u8]) -> NotAFilter {
+        match FilterReader::parse(bytes) {
+            Err(e) => e,
+            Ok(r) => panic!("{bytes:02x?} parsed as {}", r.describe()),
+        }
+    }
+
+    #[test]
+    fn parse_accepts_every_filter_rocksdb_writes() {
+        for (policy, fv, kind) in [
+            ("ribbonfilter:10", 7, "Standard128Ribbon"),
+            ("bloomfilter:10", 7, "FastLocalBloom"),
+            ("bloomfilter:10", 4, "LegacyBloom"),
+            ("ribbonfilter:3.3", 5, "Standard128Ribbon"),
+            ("ribbonfilter:23", 6, "Standard128Ribbon"),
+        ] {
+            for n in [1000, 5000] {
+                let f = built(policy, fv, n);
+                let r = FilterReader::parse(&f).unwrap_or_else(|e| panic!("{policy} n={n}: {e}"));
+                assert_eq!(r.describe().kind_name(), kind, "{policy} n={n}");
+            }
+        }
+        // Few keys: Ribbon falls back to FastLocalBloom, also a real filter.
+        let small = built("ribbonfilter:10", 7, 3);
+        assert_eq!(FilterReader::parse(&small).unwrap().describe().kind_name(), "FastLocalBloom");
+        let always_true = FilterReader::parse(&ALWAYS_TRUE_FILTER).unwrap();
+        assert!(matches!(always_true, FilterReader::AlwaysTrue));
+    }
+
+    #[test]
+    fn parse_rejects_what_rocksdb_never_writes_and_says_how_rocksdb_reads_it() {
+        let e = rejected(&[]);
+        assert_eq!(e.rocksdb_reads_as(), "AlwaysFalse");
+        assert!(e.reason().contains("0 bytes"), "{e}");
+        for short in 1..=METADATA_LEN {
+            assert_eq!(rejected(&vec![0xFF; short]).rocksdb_reads_as(), "AlwaysFalse");
+        }
+        // Zero probes other than RocksDB's 6-byte always-true filter.
+        assert_eq!(rejected(&[0u8; 7]).rocksdb_reads_as(), "AlwaysTrue");
+        // Reserved markers -3..=-128.
+        for marker in [0xFDu8, 0x80] {
+            let e = rejected(&[1, 2, 3, marker, 0, 0, 0, 0]);
+            assert_eq!(e.rocksdb_reads_as(), "AlwaysTrue");
+            assert!(e.reason().contains("reserved"), "{e}");
+        }
+        // Ribbon with fewer than 2 blocks.
+        assert!(rejected(&[0u8, 0, 0, 0, 0xFE, 0, 1, 0, 0]).reason().contains("fewer than 2 blocks"));
+        // FastLocalBloom with a reserved probe count, or a ragged length.
+        let mut fast = built("bloomfilter:10", 7, 1000);
+        let n = fast.len();
+        fast[n - 3] = 0; // zero probes
+        assert_eq!(rejected(&fast).rocksdb_reads_as(), "AlwaysTrue");
+        let mut ragged = built("bloomfilter:10", 7, 1000);
+        ragged.insert(0, 0);
+        assert!(rejected(&ragged).reason().contains("64-byte"));
+        // Ribbon with a length its blocks do not fit.
+        let mut ribbon = built("ribbonfilter:10", 7, 1000);
+        ribbon.insert(0, 0);
+        assert!(rejected(&ribbon).reason().contains("does not fit"));
+        // Legacy Bloom whose line count does not fit the length.
+        let mut legacy = built("bloomfilter:10", 4, 1000);
+        let n = legacy.len();
+        legacy[n - 4..].copy_from_slice(&7u32.to_le_bytes());
+        assert_eq!(rejected(&legacy).rocksdb_reads_as(), "AlwaysTrue");
+        // Text is no filter.
+        assert!(FilterReader::parse(b"hello world, this is not a filter\n").is_err());
+    }
+
+    #[test]
+    fn parse_answers_as_new_where_it_accepts() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for len in 0..200usize {
+            for _ in 0..20 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        (state >> 56) as u8
+                    })
+                    .collect();
+                if let Ok(strict) = FilterReader::parse(&bytes) {
+                    let lenient = FilterReader::new(&bytes);
+                    for k in 0u32..64 {
+                        assert_eq!(strict.may_match(&k.to_le_bytes()), lenient.may_match(&k.to_le_bytes()));
+                    }
+                }
+            }
         }
     }
 }

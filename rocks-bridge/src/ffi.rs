@@ -6,6 +6,7 @@
 //! reader answers "may match", so a failure can cost filtering but never a
 //! false negative.
 
+use ribbon::format::ALWAYS_TRUE_FILTER as ALWAYS_TRUE;
 use ribbon::builder::FilterBuilder;
 use ribbon::format::FilterReader;
 use ribbon::policy::{self, FilterPolicy};
@@ -140,8 +141,6 @@ pub struct RustBuilder {
     failed: bool,
 }
 
-/// RocksDB's always-true filter contents.
-const ALWAYS_TRUE: [u8; 6] = [0; 6];
 
 fn new_builder(policy_id: &str, ctx: &bridge::BuildContext) -> Box<RustBuilder> {
     let inner = catch_unwind(|| {
