@@ -219,11 +219,25 @@ pub enum FilterKind {
     },
 }
 
+/// Who registers a policy id: RocksDB itself, or `rocks-bridge`, whose
+/// `rust.*` policies write and read the same bytes as the RocksDB policy they
+/// mirror (`rust.RibbonFilter` ↔ `ribbonfilter`, `rust.BloomFilter` ↔
+/// `bloomfilter`) with the Rust code doing the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Provider {
+    /// A RocksDB built-in id (`ribbonfilter:10`, `rocksdb.internal.…`).
+    #[default]
+    RocksDb,
+    /// A `rocks-bridge` id (`rust.RibbonFilter:10`, `rust.BloomFilter:10`).
+    Rust,
+}
+
 /// A built-in filter policy: what a RocksDB policy string describes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FilterPolicy {
     kind: PolicyKind,
     bits: BitsPerKey,
+    provider: Provider,
 }
 
 /// A policy string RocksDB would not accept.
@@ -247,7 +261,24 @@ impl FilterPolicy {
         Self {
             kind,
             bits: BitsPerKey::new(bits_per_key),
+            provider: Provider::RocksDb,
         }
+    }
+
+    /// The same policy under the ids of `provider`. Only `Bloom` and
+    /// `Ribbon` policies have `rust.*` ids; the others keep
+    /// [`Provider::RocksDb`].
+    pub fn with_provider(self, provider: Provider) -> Self {
+        let provider = match self.kind {
+            PolicyKind::Bloom | PolicyKind::Ribbon { .. } => provider,
+            _ => Provider::RocksDb,
+        };
+        Self { provider, ..self }
+    }
+
+    /// Who registers this policy's id.
+    pub fn provider(&self) -> Provider {
+        self.provider
     }
 
     /// `NewBloomFilterPolicy(bits_per_key)`.
@@ -278,7 +309,16 @@ impl FilterPolicy {
     ///   `rocksdb.RibbonFilter:…`), `bloom_before_level` defaulting to 0;
     /// - `rocksdb.internal.LegacyBloomFilter:BITS`,
     ///   `rocksdb.internal.FastLocalBloomFilter:BITS`,
-    ///   `rocksdb.internal.Standard128RibbonFilter:BITS`.
+    ///   `rocksdb.internal.Standard128RibbonFilter:BITS`;
+    /// - the `rocks-bridge` ids as that crate registers them in RocksDB's
+    ///   `ObjectLibrary`: `rust.RibbonFilter:BITS[:LEVEL]` and
+    ///   `rust.BloomFilter:BITS` ([`Provider::Rust`]).
+    ///
+    /// This is the one grammar of policy ids: the `ribbon` tool and
+    /// `rocks-bridge` both parse with it, and [`FilterPolicy::id`] gives the
+    /// canonical form (`rust.RibbonFilter:10` becomes
+    /// `rust.RibbonFilter:10:0`, `bloomfilter:10` becomes
+    /// `bloomfilter:10:false`).
     ///
     /// BITS is a decimal number (`-`? digits with at most one `.`), LEVEL an
     /// integer. Returns `Ok(None)` for the strings that mean "no policy"
@@ -307,12 +347,20 @@ impl FilterPolicy {
         if parts.next().is_some() {
             return Err(err("too many ':'-separated fields"));
         }
+        let provider = if name.starts_with("rust.") {
+            Provider::Rust
+        } else {
+            Provider::RocksDb
+        };
         let kind = match name {
-            "bloomfilter" | "rocksdb.BloomFilter" => match third {
+            "rust.BloomFilter" if third.is_some() => {
+                return Err(err("rust.BloomFilter takes only BITS"));
+            }
+            "bloomfilter" | "rocksdb.BloomFilter" | "rust.BloomFilter" => match third {
                 None | Some("false") | Some("true") => PolicyKind::Bloom,
                 Some(_) => return Err(err("bloomfilter takes BITS[:false|:true]")),
             },
-            "ribbonfilter" | "rocksdb.RibbonFilter" => {
+            "ribbonfilter" | "rocksdb.RibbonFilter" | "rust.RibbonFilter" => {
                 let bloom_before_level = match third {
                     None => 0,
                     Some(level) if is_integer(level) => level
@@ -330,12 +378,17 @@ impl FilterPolicy {
         if third.is_some() && !matches!(kind, PolicyKind::Bloom | PolicyKind::Ribbon { .. }) {
             return Err(err("this policy takes only NAME:BITS"));
         }
-        Ok(Some(Self::new(kind, bits)))
+        Ok(Some(Self::new(kind, bits).with_provider(provider)))
     }
 
     /// The policy's class name (`FilterPolicy::Name()`), which RocksDB
     /// records in each SST's properties.
     pub fn name(&self) -> &'static str {
+        match (self.provider, self.kind) {
+            (Provider::Rust, PolicyKind::Bloom) => return "rust.BloomFilter",
+            (Provider::Rust, PolicyKind::Ribbon { .. }) => return "rust.RibbonFilter",
+            _ => {}
+        }
         match self.kind {
             PolicyKind::Bloom => "bloomfilter",
             PolicyKind::Ribbon { .. } => "ribbonfilter",
@@ -346,10 +399,13 @@ impl FilterPolicy {
     }
 
     /// The id RocksDB writes back to options strings (`GetId()`), e.g.
-    /// `bloomfilter:10:false` or `ribbonfilter:6.5:-1`.
+    /// `bloomfilter:10:false` or `ribbonfilter:6.5:-1`; for the `rust.*`
+    /// policies the id `rocks-bridge` writes, `rust.BloomFilter:10` or
+    /// `rust.RibbonFilter:6.5:-1`.
     pub fn id(&self) -> String {
         let base = format!("{}{}", self.name(), self.bits.suffix());
         match self.kind {
+            PolicyKind::Bloom if self.provider == Provider::Rust => base,
             PolicyKind::Bloom => base + ":false",
             PolicyKind::Ribbon { bloom_before_level } => format!("{base}:{bloom_before_level}"),
             _ => base,
@@ -480,6 +536,46 @@ mod tests {
             "ribbonfilter:10:1:2",
         ] {
             assert!(FilterPolicy::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rust_ids_are_the_builtin_policies_under_the_bridge_names() {
+        for (rust, native, canonical) in [
+            ("rust.RibbonFilter:10", "ribbonfilter:10", "rust.RibbonFilter:10:0"),
+            ("rust.RibbonFilter:6.5:-1", "ribbonfilter:6.5:-1", "rust.RibbonFilter:6.5:-1"),
+            (" id=rust.RibbonFilter:23.25:3 ", "ribbonfilter:23.25:3", "rust.RibbonFilter:23.25:3"),
+            ("rust.BloomFilter:10", "bloomfilter:10", "rust.BloomFilter:10"),
+            ("rust.BloomFilter:0.75", "bloomfilter:0.75", "rust.BloomFilter:1"),
+        ] {
+            let r: FilterPolicy = rust.parse().unwrap();
+            let n: FilterPolicy = native.parse().unwrap();
+            assert_eq!(r.provider(), Provider::Rust, "{rust}");
+            assert_eq!(n.provider(), Provider::RocksDb, "{native}");
+            assert_eq!((r.kind(), r.bits_per_key()), (n.kind(), n.bits_per_key()), "{rust}");
+            assert_eq!(r.id(), canonical);
+            assert_eq!(r, n.with_provider(Provider::Rust));
+            // The canonical id parses back to the same policy.
+            assert_eq!(r.id().parse::<FilterPolicy>().unwrap(), r);
+            for fv in [4, 7] {
+                for ctx in [BuildContext::sst_file_writer(fv), BuildContext::at_level(fv, None)] {
+                    assert_eq!(r.filter_kind(&ctx), n.filter_kind(&ctx), "{rust} {ctx:?}");
+                }
+            }
+        }
+        assert_eq!(FilterPolicy::bloom(10.0).with_provider(Provider::Rust).name(), "rust.BloomFilter");
+        // Only the two policies the bridge registers have rust.* ids.
+        let legacy = FilterPolicy::new(PolicyKind::LegacyBloom, 10.0).with_provider(Provider::Rust);
+        assert_eq!(legacy.provider(), Provider::RocksDb);
+        for bad in [
+            "rust.BloomFilter:10:false",
+            "rust.RibbonFilter",
+            "rust.RibbonFilter:ten",
+            "rust.FastLocalBloomFilter:10",
+            "rust.RibbonFilter:10:1:2",
+        ] {
+            let e = FilterPolicy::parse(bad).unwrap_err();
+            assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
         }
     }
 

@@ -81,20 +81,8 @@ pub(crate) mod bridge {
 /// The filter policy of a Rust policy id, and its canonical id: the
 /// `rust.` ids are RocksDB's built-in ids under another name.
 pub(crate) fn parse_rust_policy(id: &str) -> Option<(FilterPolicy, String, &'static str)> {
-    let (name, builtin) = if let Some(rest) = id.strip_prefix("rust.RibbonFilter") {
-        ("rust.RibbonFilter", format!("ribbonfilter{rest}"))
-    } else if let Some(rest) = id.strip_prefix("rust.BloomFilter") {
-        ("rust.BloomFilter", format!("bloomfilter{rest}"))
-    } else {
-        return None;
-    };
-    let policy: FilterPolicy = builtin.parse().ok()?;
-    let suffix = policy.bits_per_key().suffix();
-    let canonical = match policy.kind() {
-        policy::PolicyKind::Ribbon { bloom_before_level } => format!("{name}{suffix}:{bloom_before_level}"),
-        _ => format!("{name}{suffix}"),
-    };
-    Some((policy, canonical, name))
+    let policy = FilterPolicy::parse(id).ok()??;
+    (policy.provider() == policy::Provider::Rust).then(|| (policy, policy.id(), policy.name()))
 }
 
 fn parse_policy_id(id: &str, parts: &mut bridge::PolicyParts) -> bool {
