@@ -10,14 +10,10 @@
 //! `RIBBON_BENCH_MAX_N=10000000` adds 10^7. `cargo run --release --bin
 //! bench-report` turns the results into the README's table and plot.
 
-#[path = "../ribbon/tests/common/keys.rs"]
-#[allow(dead_code)]
-mod keys;
-
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use keys::{member_keys, KeyKind};
 use ribbon::format::FilterReader;
 use ribbon::hash::get_slice_hash64;
+use ribbon::test_support::keys::{member_keys, KeyKind};
 use ribbon_compat::harness::{build_packed, NativeReader};
 use ribbon_compat::packed::{build_rust, PackedKeys};
 use std::hint::black_box;
@@ -129,7 +125,7 @@ fn query(c: &mut Criterion) {
                                 if len == 0 {
                                     break count;
                                 }
-                                reader.may_match_hashes(&hashes[..len], &mut out[..len]);
+                                reader.may_match_many_hashes_into(&hashes[..len], &mut out[..len]);
                                 count += out[..len].iter().filter(|&&m| m).count();
                             }
                         } else {

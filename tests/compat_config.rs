@@ -21,13 +21,9 @@ fn sample_counts() -> Vec<u32> {
 
 #[test]
 fn slot_tables_match_rocksdb() {
-    let cfcs = [
-        (0, ConstructionFailureChance::OneIn2),
-        (1, ConstructionFailureChance::OneIn20),
-        (2, ConstructionFailureChance::OneIn1000),
-    ];
     let counts = sample_counts();
-    for (code, cfc) in cfcs {
+    for cfc in ConstructionFailureChance::ALL {
+        let code = u32::from(cfc.code());
         for bits in [64u32, 128] {
             for smash in [false, true] {
                 for homog in [false, true] {

@@ -139,7 +139,7 @@ fn check_with(
     }
     let batch = &probes[..probes.len().min(4096)];
     assert_eq!(
-        rust_reader.may_match_batch(batch),
+        rust_reader.may_match_many(batch),
         native_reader.may_match_batch(batch),
         "{what}: batch"
     );

@@ -29,19 +29,11 @@
 
 use ribbon::alg::{CoeffRow, RibbonSettings};
 use ribbon::config::{get_num_to_add, ConstructionFailureChance};
+use ribbon::hash::split_mix64;
 use ribbon::standalone::sizing::{homogeneous_overhead, keys_until_failure, W32_KNOWN_TO_ADD};
 use ribbon::standalone::{Config, Ribbon, Settings};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
-
-/// SplitMix64.
-fn split_mix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 struct Opts {
     threads: usize,
@@ -63,7 +55,7 @@ fn keys_at_failure<S: RibbonSettings>(opts: &Opts, num_slots: u32, trials: usize
                             return out;
                         }
                         let mut state = stream ^ (t as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
-                        let keys = std::iter::repeat_with(move || split_mix(&mut state));
+                        let keys = std::iter::repeat_with(move || split_mix64(&mut state));
                         out.push(keys_until_failure::<S>(num_slots, 0, keys));
                     }
                 })
@@ -311,8 +303,9 @@ fn table1(opts: &Opts) {
 
 fn occupancy_width<C: CoeffRow>(opts: &Opts) {
     let w = C::BITS;
-    let quantiles = [0.5, 0.05, 0.001];
-    let names = ["one in 2", "one in 20", "one in 1000"];
+    // The median, 95th and 99.9th percentile: one failure in 2, 20, 1000.
+    let chances = ConstructionFailureChance::ALL;
+    let quantiles = chances.map(|c| 1.0 / f64::from(c.one_in()));
     println!("\n## Occupancy tables for w = {w} (RocksDB's FindOccupancy procedure)\n");
     println!("```text");
     let mut rust = String::new();
@@ -336,15 +329,10 @@ fn occupancy_width<C: CoeffRow>(opts: &Opts) {
             }
         }
         rust.push_str(&format!("    // smash: {smash}\n    [\n"));
-        for (row, name) in rows.iter().zip(names) {
+        for (row, chance) in rows.iter().zip(chances) {
             let cells: Vec<String> = row.iter().map(|v| format!("{v:.1}")).collect();
-            rust.push_str(&format!("        // {name}\n        [{}],\n", cells.join(", ")));
+            rust.push_str(&format!("        // {chance}\n        [{}],\n", cells.join(", ")));
             if w != 32 {
-                let chance = match name {
-                    "one in 2" => ConstructionFailureChance::OneIn2,
-                    "one in 20" => ConstructionFailureChance::OneIn20,
-                    _ => ConstructionFailureChance::OneIn1000,
-                };
                 let rocks: Vec<String> = (0..18)
                     .map(|i| get_num_to_add(chance, w, smash, false, 1 << i).to_string())
                     .collect();
@@ -417,7 +405,7 @@ fn homogeneous(opts: &Opts) {
         let mut bits_per_key = 0.0;
         for set in 0..KEY_SETS {
             let mut s = 0x5EED ^ (set << 32) ^ u64::from(w * 100 + r);
-            let keys: Vec<u64> = (0..n).map(|_| split_mix(&mut s)).collect();
+            let keys: Vec<u64> = (0..n).map(|_| split_mix64(&mut s)).collect();
             let filter = Ribbon::from_hashes(&keys, &config).expect("homogeneous never fails");
             let fp = filter.measure_fp_rate(queries, 0xF00D + set);
             ratios.push(fp / (-f64::from(r)).exp2());

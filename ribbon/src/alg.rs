@@ -49,8 +49,12 @@
 //!
 //! See the paper by Dillinger and Walzer (2021), "Ribbon filter: practically
 //! smaller than Bloom and Xor", for the analysis.
+//!
+//! Internal to the formats (see the crate docs): public for tests, tools
+//! and experiments; its API may change with any release.
 
 use core::fmt::Debug;
+use core::marker::PhantomData;
 use core::ops::{BitAnd, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Shl, Shr};
 
 /// A coefficient row: an unsigned word of 32, 64 or 128 bits.
@@ -147,16 +151,30 @@ pub trait RibbonSettings: 'static + Send + Sync {
     const HOMOGENEOUS: bool;
 }
 
-/// RocksDB's Standard128 Ribbon: 128-bit coefficients, first coefficient
-/// always one, no smash, not homogeneous (`filter_policy.cc`).
-#[derive(Debug, Clone, Copy)]
-pub struct Standard128;
-impl RibbonSettings for Standard128 {
-    type CoeffRow = u128;
-    const FIRST_COEFF_ALWAYS_ONE: bool = true;
-    const USE_SMASH: bool = false;
-    const HOMOGENEOUS: bool = false;
+/// The [`RibbonSettings`] of one combination, as type parameters:
+/// coefficient row type `C` (`u32`, `u64` or `u128`: the ribbon width),
+/// first coefficient always one, smash, homogeneous. One generic impl
+/// covers every combination; the standalone filter dispatches to all 24 at
+/// run time, and RocksDB's format is [`Standard128`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings<C, const FCAO: bool, const SMASH: bool, const HOMOG: bool>(PhantomData<fn() -> C>);
+
+impl<C: CoeffRow, const FCAO: bool, const SMASH: bool, const HOMOG: bool> RibbonSettings
+    for Settings<C, FCAO, SMASH, HOMOG>
+{
+    type CoeffRow = C;
+    const FIRST_COEFF_ALWAYS_ONE: bool = FCAO;
+    const USE_SMASH: bool = SMASH;
+    const HOMOGENEOUS: bool = HOMOG;
 }
+
+/// RocksDB's Standard128 Ribbon settings (`filter_policy.cc`): 128-bit
+/// coefficients, first coefficient always one, no smash, not homogeneous.
+/// The one definition of this configuration: the format
+/// ([`crate::standard128`]), its slot tables
+/// ([`crate::config::BandingConfig::STANDARD128_RIBBON`]) and the
+/// standalone filter's RocksDB conversion all name it.
+pub type Standard128 = Settings<u128, true, false, false>;
 
 /// One equation of the system: start slot, coefficient row, result row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,10 +190,19 @@ pub struct Equation<C> {
 /// The banding storage: at most one row per slot, as in RocksDB's
 /// `StandardBanding`.
 ///
-/// Contract: after [`Banding::reset`] with `num_slots >= w` the storage has
-/// `num_starts = num_slots - w + 1` valid starts, and every occupied slot `i`
-/// holds a coefficient row with bit 0 set whose bits reach at most slot
-/// `num_slots - 1`.
+/// # The storage invariant
+///
+/// After [`Banding::reset`] with `num_slots >= w` the storage has
+/// `num_starts = num_slots - w + 1` valid starts, and:
+///
+/// **(I)** every occupied slot `j` holds a coefficient row with bit 0 set
+/// whose set bits all name slots below `num_slots` (bit `k` names slot
+/// `j + k`, so `j + highest_bit <= num_slots - 1`).
+///
+/// `reset` and `release` establish (I) trivially (no slot is occupied), and
+/// [`Banding::add`] is the only writer; its comments prove that it keeps
+/// (I) and that every slot it touches is below `num_slots`, which is what
+/// makes its unchecked accesses sound.
 #[derive(Debug, Clone)]
 pub struct Banding<S: RibbonSettings> {
     coeff_rows: Vec<S::CoeffRow>,
@@ -290,33 +317,49 @@ impl<S: RibbonSettings> Banding<S> {
             i += tz as usize;
             cr = cr >> tz;
         }
-        // A start below `num_starts` keeps every slot this loop reaches below
-        // `num_slots`: the row spans at most `w` slots from its start, and a
-        // stored row at `i` spans at most to `num_slots - 1`, so their XOR's
-        // lowest set bit, where the loop moves next, is in range too.
+        // Why every access below is in bounds (the storage invariant (I)
+        // of `Banding`, and `num_slots = coeff_rows.len()`):
+        //
+        // 1. The assert (checked in every build) gives `start + w - 1 <=
+        //    num_starts - 1 + w - 1 = num_slots - 1`: every set bit of the
+        //    equation's row names a slot below `num_slots`. The
+        //    normalisation above only moved `i` to the lowest set bit and
+        //    shifted the row down by as much, so this still holds for `cr`
+        //    at `i` (P: `cr != 0`, bit 0 of `cr` is set, and every set bit
+        //    of `cr` at `i` names a slot below `num_slots`).
+        // 2. By (P) slot `i` itself is below `num_slots`: each access at `i`
+        //    is in bounds.
+        // 3. Storing `cr` at an empty slot `i` keeps (I), by (P).
+        // 4. Otherwise `cr ^= stored row at i`: both rows' set bits name
+        //    slots below `num_slots` ((P) and (I)), so the XOR's do too. If
+        //    it is zero the loop ends; else shifting it down by its trailing
+        //    zeros moves `i` to its lowest set bit, a slot it names, and (P)
+        //    holds again.
+        //
+        // With `num_slots == 0`, `num_starts == 0` and the assert fails
+        // before any access. Result rows have `num_slots` entries unless
+        // homogeneous, where they are never touched.
         assert!(eq.start < self.num_starts, "start out of range");
-        let coeff_rows = self.coeff_rows.as_mut_ptr();
-        let result_rows = self.result_rows.as_mut_ptr();
+        let homogeneous = S::HOMOGENEOUS;
         loop {
             debug_assert!(i < self.coeff_rows.len());
-            // SAFETY: `i < num_slots == coeff_rows.len()` by the argument
-            // above (checked in debug builds).
-            let cr_at_i = unsafe { *coeff_rows.add(i) };
+            // SAFETY: `i < num_slots == coeff_rows.len()` by step 2 above.
+            let cr_at_i = unsafe { *self.coeff_rows.get_unchecked(i) };
             if cr_at_i == S::CoeffRow::ZERO {
-                // SAFETY: as above; result rows have `num_slots` entries
-                // unless homogeneous, where they are not touched.
+                // SAFETY: `i < num_slots` (step 2); `result_rows` has
+                // `num_slots` entries when not homogeneous.
                 unsafe {
-                    *coeff_rows.add(i) = cr;
-                    if !S::HOMOGENEOUS {
-                        *result_rows.add(i) = rr;
+                    *self.coeff_rows.get_unchecked_mut(i) = cr;
+                    if !homogeneous {
+                        *self.result_rows.get_unchecked_mut(i) = rr;
                     }
                 }
                 return true;
             }
             cr ^= cr_at_i;
-            if !S::HOMOGENEOUS {
+            if !homogeneous {
                 // SAFETY: as above.
-                rr ^= unsafe { *result_rows.add(i) };
+                rr ^= unsafe { *self.result_rows.get_unchecked(i) };
             }
             if cr == S::CoeffRow::ZERO {
                 return rr == 0;
@@ -381,4 +424,80 @@ pub fn simple_back_subst<S: RibbonSettings>(banding: &Banding<S>, result_bits: u
         out[i as usize] = sr;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type W32 = Settings<u32, false, false, false>;
+    type W64Homogeneous = Settings<u64, true, false, true>;
+
+    /// Equations at the edges of the band: the last start with a row that
+    /// reaches the last slot, and rows that eliminate into it, for every
+    /// width (the cases the unchecked accesses of `add` must keep in
+    /// bounds; Miri runs this).
+    fn edge_rows<S: RibbonSettings>() {
+        let w = S::CoeffRow::BITS;
+        let num_slots = 3 * w;
+        let mut b = Banding::<S>::new();
+        b.reset(num_slots);
+        let last = b.num_starts() - 1;
+        assert_eq!(last + w, num_slots);
+        let all = !S::CoeffRow::ZERO;
+        let top = S::CoeffRow::ONE << (w - 1);
+        let result = |r: u32| if S::HOMOGENEOUS { 0 } else { r };
+        let eq = |start, coeff_row, r| Equation {
+            start,
+            coeff_row,
+            result_row: result(r),
+        };
+        // The last start, all coefficients: occupies slot `last`.
+        assert!(b.add(eq(last, all, 1)));
+        // Again with one coefficient fewer at the bottom: eliminates into
+        // the next slot up, still below `num_slots`.
+        assert!(b.add(eq(last, all ^ S::CoeffRow::ONE, 0)));
+        // Only the top coefficient: the last slot of all.
+        assert!(b.add(eq(last, top, 1)));
+        // The same again contradicts (standard) or is redundant (homogeneous).
+        assert_eq!(b.add(eq(last, top, 0)), S::HOMOGENEOUS);
+        // The first start, all coefficients, reaching into the occupied slots.
+        assert!(b.add(eq(0, all, 0)));
+        assert!(b.occupied_count() >= 4);
+        let solution = simple_back_subst(&b, 8);
+        assert_eq!(solution.len(), num_slots as usize);
+    }
+
+    #[test]
+    fn edge_rows_stay_in_the_band() {
+        edge_rows::<W32>();
+        edge_rows::<Settings<u32, true, true, false>>();
+        edge_rows::<W64Homogeneous>();
+        edge_rows::<Standard128>();
+        edge_rows::<Settings<u128, false, true, true>>();
+    }
+
+    #[test]
+    #[should_panic(expected = "start out of range")]
+    fn a_start_past_the_band_panics_before_any_access() {
+        let mut b = Banding::<Standard128>::new();
+        b.reset(256);
+        let start = b.num_starts();
+        b.add(Equation {
+            start,
+            coeff_row: 1,
+            result_row: 0,
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "start out of range")]
+    fn an_empty_banding_accepts_no_equation() {
+        let mut b = Banding::<W32>::new();
+        b.add(Equation {
+            start: 0,
+            coeff_row: 1,
+            result_row: 0,
+        });
+    }
 }

@@ -63,12 +63,12 @@ enum Hashes {
 ///
 /// let policy: FilterPolicy = "ribbonfilter:10".parse().unwrap();
 /// let mut b = FilterBuilder::new(&policy, &BuildContext::default()).unwrap();
-/// for i in 0..1000u32 {
-///     b.add_key(&i.to_le_bytes());
-/// }
+/// b.extend((0..1000u32).map(u32::to_le_bytes));
+/// b.add_key("apple");
 /// let filter = b.finish();
 /// let reader = ribbon::format::FilterReader::new(&filter);
-/// assert!((0..1000u32).all(|i| reader.may_match(&i.to_le_bytes())));
+/// assert!((0..1000u32).all(|i| reader.may_match(i.to_le_bytes())));
+/// assert!(reader.may_match("apple"));
 /// ```
 #[derive(Debug, Clone)]
 pub struct FilterBuilder {
@@ -98,7 +98,8 @@ impl FilterBuilder {
     }
 
     /// Adds a key (`AddKey`). A key equal to the previous one adds nothing.
-    pub fn add_key(&mut self, key: &[u8]) {
+    pub fn add_key(&mut self, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
         match &mut self.hashes {
             Hashes::Xxph3(e) => e.add(get_slice_hash64(key)),
             Hashes::Legacy(e) => e.add(bloom_hash(key)),
@@ -115,7 +116,8 @@ impl FilterBuilder {
 
     /// Adds a key and its alternate, the prefix under a prefix extractor
     /// (`AddKeyAndAlt`).
-    pub fn add_key_and_alt(&mut self, key: &[u8], alt: &[u8]) {
+    pub fn add_key_and_alt(&mut self, key: impl AsRef<[u8]>, alt: impl AsRef<[u8]>) {
+        let (key, alt) = (key.as_ref(), alt.as_ref());
         match &mut self.hashes {
             Hashes::Xxph3(e) => e.add_with_alt(get_slice_hash64(key), get_slice_hash64(alt)),
             Hashes::Legacy(e) => e.add_with_alt(bloom_hash(key), bloom_hash(alt)),
@@ -162,7 +164,7 @@ impl FilterBuilder {
                     return 0;
                 }
                 let entropy = match &self.hashes {
-                    Hashes::Xxph3(e) => e.hashes.first().map_or(0, |&h| (h >> 32) as u32),
+                    Hashes::Xxph3(e) => standard128::entropy(&e.hashes),
                     Hashes::Legacy(_) => 0,
                 };
                 standard128::space_and_slots(num_entries, desired_one_in_fp_rate, entropy, |n| {
@@ -194,14 +196,17 @@ impl FilterBuilder {
             FilterKind::LegacyBloom(b) => b.estimated_fp_rate(num_entries, bytes),
             FilterKind::FastLocalBloom(b) => b.estimated_fp_rate(num_entries, bytes),
             FilterKind::Standard128Ribbon { bloom, .. } => {
-                if bytes <= standard128::METADATA_LEN {
-                    return if num_entries > 0 { 1.0 } else { 0.0 };
-                }
-                if num_entries > standard128::MAX_RIBBON_ENTRIES {
-                    return bloom.estimated_fp_rate(num_entries, bytes);
-                }
-                standard128::estimated_fp_rate(num_entries, bytes)
+                standard128::estimated_fp_rate(num_entries, bytes, |n, len| bloom.estimated_fp_rate(n, len))
             }
+        }
+    }
+}
+
+/// Adds every key in order, as [`FilterBuilder::add_key`] does.
+impl<K: AsRef<[u8]>> Extend<K> for FilterBuilder {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.add_key(key);
         }
     }
 }
@@ -214,8 +219,6 @@ pub fn build_filter<K: AsRef<[u8]>>(
     keys: &[K],
 ) -> Option<Vec<u8>> {
     let mut b = FilterBuilder::new(policy, ctx)?;
-    for k in keys {
-        b.add_key(k.as_ref());
-    }
+    b.extend(keys);
     Some(b.finish())
 }

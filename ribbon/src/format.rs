@@ -1,8 +1,13 @@
-//! Reading any built-in filter block: dispatch on the 5-byte trailer exactly
-//! as RocksDB does.
+//! Reading any built-in filter block: one dispatcher on the trailer's
+//! marker byte, exactly as RocksDB's.
 //!
 //! Ported from RocksDB's `table/block_based/filter_policy.cc`
-//! (`BuiltinFilterPolicy::GetBuiltinFilterBitsReader`, `GetRibbonBitsReader`).
+//! (`BuiltinFilterPolicy::GetBuiltinFilterBitsReader`). As there, this is
+//! the only dispatcher; each format's module parses the rest of its own
+//! trailer ([`fast_local::parse_trailer`], [`legacy::parse_trailer`],
+//! [`standard128::parse_trailer`]), and [`crate::trailer`] holds the rules
+//! every format shares (the marker, blocks of 5 bytes or fewer, RocksDB's
+//! `uint32_t` length).
 //!
 //! | contents                         | reader                                   |
 //! |----------------------------------|------------------------------------------|
@@ -16,9 +21,12 @@
 //! panics, never reads out of bounds, and answers "may match" wherever the
 //! bytes do not describe a filter.
 
-use crate::bloom::{fast_local, legacy, FastLocalBloomReader, LegacyBloomReader, Parsed};
+use crate::bloom::{
+    fast_local, legacy, FastLocalBloomImpl, FastLocalBloomReader, LegacyBloomReader, LegacyLocalityBloomImpl,
+};
 use crate::hash::{bloom_hash, get_slice_hash64};
-use crate::standard128::{Standard128Reader, METADATA_LEN};
+use crate::standard128::{self, Standard128Reader};
+use crate::trailer::{self, Marker, Parsed, METADATA_LEN};
 use core::fmt;
 
 /// A reader for one filter block, chosen by its trailer.
@@ -46,38 +54,23 @@ fn from_parsed<'a, R>(p: Parsed<R>, wrap: impl FnOnce(R) -> FilterReader<'a>) ->
 
 impl<'a> FilterReader<'a> {
     /// The reader RocksDB would create for these filter block contents
-    /// (without the block trailer).
+    /// (without the block trailer). Contents of 4 GiB or more are read as
+    /// RocksDB reads them, by their first `len mod 2^32` bytes (see
+    /// [`crate::trailer`]).
     pub fn new(contents: &'a [u8]) -> Self {
-        // RocksDB takes the length as a u32; past that, rather than mimic a
-        // wrapped length, answer "may match" (never a false negative).
-        if contents.len() > u32::MAX as usize {
-            return FilterReader::AlwaysTrue;
-        }
-        if contents.len() <= METADATA_LEN {
-            return FilterReader::AlwaysFalse;
-        }
-        let len = contents.len() - METADATA_LEN;
-        let marker = contents[len] as i8;
-        match marker {
-            // The legacy parser owns the rest of RocksDB's top-level rules:
-            // 1..=127 probes is legacy Bloom, 0 and other negative markers
-            // are always true.
-            -1 => from_parsed(fast_local::parse_trailer(contents), FilterReader::FastLocalBloom),
-            -2 => {
-                let t = &contents[len..];
-                let seed = u32::from(t[1]);
-                let num_blocks = u32::from_le_bytes([t[2], t[3], t[4], 0]);
-                if num_blocks < 2 {
-                    FilterReader::AlwaysTrue
-                } else {
-                    FilterReader::Standard128Ribbon(Standard128Reader::new(
-                        &contents[..len],
-                        num_blocks,
-                        seed,
-                    ))
-                }
+        match trailer::marker(contents) {
+            None => FilterReader::AlwaysFalse,
+            Some(Marker::NewerBloom) => {
+                from_parsed(fast_local::parse_trailer(contents), FilterReader::FastLocalBloom)
             }
-            _ => from_parsed(legacy::parse_trailer(contents), FilterReader::LegacyBloom),
+            Some(Marker::Standard128Ribbon) => from_parsed(
+                standard128::parse_trailer(contents),
+                FilterReader::Standard128Ribbon,
+            ),
+            Some(Marker::LegacyBloom { .. }) => {
+                from_parsed(legacy::parse_trailer(contents), FilterReader::LegacyBloom)
+            }
+            Some(Marker::ZeroProbes | Marker::Reserved(_)) => FilterReader::AlwaysTrue,
         }
     }
 
@@ -101,7 +94,10 @@ impl<'a> FilterReader<'a> {
             })
         };
         if contents.len() > u32::MAX as usize {
-            return not(format!("{} bytes: RocksDB filters are under 4 GiB", contents.len()));
+            return not(format!(
+                "{} bytes: RocksDB filters are under 4 GiB",
+                contents.len()
+            ));
         }
         if contents.is_empty() {
             return not("0 bytes (RocksDB writes an empty filter block only for zero keys)".into());
@@ -120,28 +116,38 @@ impl<'a> FilterReader<'a> {
                 "trailer {} is no filter RocksDB writes (marker byte {} {})",
                 hex(trailer),
                 trailer[0] as i8,
-                match trailer[0] as i8 {
-                    0 => "means zero probes",
-                    -1 => "is FastLocalBloom, with reserved settings",
-                    -2 => "is Standard128 Ribbon, with fewer than 2 blocks",
-                    1..=127 => "is legacy Bloom, with a line count that does not fit the length",
-                    _ => "is reserved",
+                match Marker::of(trailer[0]) {
+                    Marker::ZeroProbes => "means zero probes",
+                    Marker::NewerBloom => "is FastLocalBloom, with reserved settings",
+                    Marker::Standard128Ribbon => "is Standard128 Ribbon, with fewer than 2 blocks",
+                    Marker::LegacyBloom { .. } =>
+                        "is legacy Bloom, with a line count that does not fit the length",
+                    Marker::Reserved(_) => "is reserved",
                 }
             )),
-            FilterReader::FastLocalBloom(_) if len % 64 != 0 => not(format!(
+            FilterReader::FastLocalBloom(_) if !len.is_multiple_of(64) => not(format!(
                 "FastLocalBloom of {len} bytes, not a whole number of 64-byte cache lines"
             )),
-            FilterReader::Standard128Ribbon(r) if len != r.layout().data_len() || len % 16 != 0 => not(format!(
-                "Standard128 Ribbon of {len} bytes does not fit its {} blocks of 128 slots",
-                r.layout().num_blocks()
-            )),
+            // RocksDB sizes a Ribbon solution in whole 16-byte segments
+            // that its blocks use up; bytes past them only appear when 32
+            // result columns cap the layout.
+            FilterReader::Standard128Ribbon(r)
+                if !len.is_multiple_of(16)
+                    || (len != r.layout().data_len() && r.layout().upper_num_columns() < 32) =>
+            {
+                not(format!(
+                    "Standard128 Ribbon of {len} bytes does not fit its {} blocks of 128 slots",
+                    r.layout().num_blocks()
+                ))
+            }
             _ => Ok(reader),
         }
     }
 
     /// Whether `key` may be in the set the filter was built from.
     #[inline]
-    pub fn may_match(&self, key: &[u8]) -> bool {
+    pub fn may_match(&self, key: impl AsRef<[u8]>) -> bool {
+        let key = key.as_ref();
         match self {
             FilterReader::AlwaysFalse => false,
             FilterReader::AlwaysTrue => true,
@@ -163,31 +169,48 @@ impl<'a> FilterReader<'a> {
         }
     }
 
-    /// Batched queries (the MultiGet path): the same answers as
-    /// [`FilterReader::may_match`], with memory fetches overlapped.
-    pub fn may_match_batch<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
-        let mut out = vec![false; keys.len()];
+    /// [`may_match`](Self::may_match) for many keys (the MultiGet path),
+    /// with the memory fetches of a batch overlapped: one answer per key,
+    /// in order.
+    pub fn may_match_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
         match self {
-            FilterReader::AlwaysFalse => {}
-            FilterReader::AlwaysTrue => out.fill(true),
+            FilterReader::AlwaysFalse => vec![false; keys.len()],
+            FilterReader::AlwaysTrue => vec![true; keys.len()],
             FilterReader::LegacyBloom(r) => {
                 let hashes: Vec<u32> = keys.iter().map(|k| bloom_hash(k.as_ref())).collect();
+                let mut out = vec![false; keys.len()];
                 r.may_match_hashes(&hashes, &mut out);
+                out
             }
             FilterReader::FastLocalBloom(_) | FilterReader::Standard128Ribbon(_) => {
                 let hashes: Vec<u64> = keys.iter().map(|k| get_slice_hash64(k.as_ref())).collect();
-                self.may_match_hashes(&hashes, &mut out);
+                self.may_match_many_hashes(&hashes)
             }
         }
+    }
+
+    /// [`may_match_hash`](Self::may_match_hash) for many 64-bit key hashes,
+    /// batched as [`may_match_many`](Self::may_match_many): one answer per
+    /// hash, in order.
+    pub fn may_match_many_hashes(&self, hashes: &[u64]) -> Vec<bool> {
+        let mut out = vec![false; hashes.len()];
+        self.may_match_many_hashes_into(hashes, &mut out);
         out
     }
 
-    /// Batched [`FilterReader::may_match_hash`].
-    /// Precondition: `out.len() >= hashes.len()`.
-    pub fn may_match_hashes(&self, hashes: &[u64], out: &mut [bool]) {
+    /// [`may_match_many_hashes`](Self::may_match_many_hashes) into a
+    /// buffer the caller owns, for loops that query batch after batch
+    /// without allocating (as RocksDB's MultiGet fills its `may_match`
+    /// array).
+    ///
+    /// # Panics
+    /// When `out.len() != hashes.len()`: every hash gets exactly one answer.
+    pub fn may_match_many_hashes_into(&self, hashes: &[u64], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "one answer slot per hash");
+        let n = hashes.len();
         match self {
-            FilterReader::AlwaysFalse => out[..hashes.len()].fill(false),
-            FilterReader::AlwaysTrue | FilterReader::LegacyBloom(_) => out[..hashes.len()].fill(true),
+            FilterReader::AlwaysFalse => out[..n].fill(false),
+            FilterReader::AlwaysTrue | FilterReader::LegacyBloom(_) => out[..n].fill(true),
             FilterReader::FastLocalBloom(r) => r.may_match_hashes(hashes, out),
             FilterReader::Standard128Ribbon(r) => r.may_match_hashes(hashes, out),
         }
@@ -249,8 +272,14 @@ impl fmt::Display for NotAFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "not a RocksDB filter block: {} (RocksDB would read it as {})",
-            self.reason, self.rocksdb_reads_as
+            "not a RocksDB filter block: {} (RocksDB would read it as {}: {})",
+            self.reason,
+            self.rocksdb_reads_as,
+            if self.rocksdb_reads_as == "AlwaysFalse" {
+                "\"definitely not\" for every key"
+            } else {
+                "every key may match"
+            }
         )
     }
 }
@@ -315,6 +344,31 @@ impl FilterDescription {
     }
 }
 
+impl FilterDescription {
+    /// The false-positive rate this filter is expected to have when it holds
+    /// `num_entries` entries: a Ribbon filter's rate follows from its layout
+    /// alone; a Bloom filter's from its size, probes and the entry count, by
+    /// RocksDB's estimates (`FastLocalBloomImpl::EstimatedFpRate` and
+    /// `LegacyLocalityBloomImpl::EstimatedFpRate`, `util/bloom_impl.h`).
+    /// The always-false filter gives 0, the always-true filter 1.
+    pub fn expected_fp_rate(&self, num_entries: usize) -> f64 {
+        match *self {
+            FilterDescription::AlwaysFalse => 0.0,
+            FilterDescription::AlwaysTrue => 1.0,
+            FilterDescription::FastLocalBloom {
+                data_bytes,
+                num_probes,
+            } => FastLocalBloomImpl::estimated_fp_rate(num_entries, data_bytes, num_probes, 64),
+            FilterDescription::LegacyBloom {
+                data_bytes,
+                num_probes,
+                ..
+            } => LegacyLocalityBloomImpl::estimated_fp_rate(num_entries, data_bytes, num_probes),
+            FilterDescription::Standard128Ribbon { expected_fp_rate, .. } => expected_fp_rate,
+        }
+    }
+}
+
 impl fmt::Display for FilterDescription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -361,7 +415,7 @@ mod tests {
         let policy: FilterPolicy = policy.parse().unwrap();
         let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(format_version)).unwrap();
         for i in 0..n {
-            b.add_key(&i.to_le_bytes());
+            b.add_key(i.to_le_bytes());
         }
         b.finish()
     }
@@ -390,7 +444,10 @@ mod tests {
         }
         // Few keys: Ribbon falls back to FastLocalBloom, also a real filter.
         let small = built("ribbonfilter:10", 7, 3);
-        assert_eq!(FilterReader::parse(&small).unwrap().describe().kind_name(), "FastLocalBloom");
+        assert_eq!(
+            FilterReader::parse(&small).unwrap().describe().kind_name(),
+            "FastLocalBloom"
+        );
         let always_true = FilterReader::parse(&ALWAYS_TRUE_FILTER).unwrap();
         assert!(matches!(always_true, FilterReader::AlwaysTrue));
     }
@@ -412,7 +469,9 @@ mod tests {
             assert!(e.reason().contains("reserved"), "{e}");
         }
         // Ribbon with fewer than 2 blocks.
-        assert!(rejected(&[0u8, 0, 0, 0, 0xFE, 0, 1, 0, 0]).reason().contains("fewer than 2 blocks"));
+        assert!(rejected(&[0u8, 0, 0, 0, 0xFE, 0, 1, 0, 0])
+            .reason()
+            .contains("fewer than 2 blocks"));
         // FastLocalBloom with a reserved probe count, or a ragged length.
         let mut fast = built("bloomfilter:10", 7, 1000);
         let n = fast.len();
@@ -434,6 +493,122 @@ mod tests {
         assert!(FilterReader::parse(b"hello world, this is not a filter\n").is_err());
     }
 
+    /// One API shape: string keys, `Extend`, and the batch queries by key,
+    /// by hash and into a buffer agree with the single ones.
+    #[test]
+    fn batch_queries_have_one_shape() {
+        for (policy, fv) in [
+            ("ribbonfilter:10", 7),
+            ("bloomfilter:10", 7),
+            ("bloomfilter:10", 4),
+        ] {
+            let policy: FilterPolicy = policy.parse().unwrap();
+            let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(fv)).unwrap();
+            b.extend((0..2000u32).map(|i| format!("key{i}")));
+            b.add_key("apple");
+            b.add_key_and_alt(String::from("banana"), "ban");
+            let filter = b.finish();
+            let r = FilterReader::new(&filter);
+            assert!(r.may_match("apple") && r.may_match("banana") && r.may_match("ban"));
+            let keys: Vec<String> = (0..3000u32).map(|i| format!("key{i}")).collect();
+            let many = r.may_match_many(&keys);
+            assert_eq!(many.len(), keys.len());
+            for (k, &m) in keys.iter().zip(&many) {
+                assert_eq!(r.may_match(k), m, "{k}");
+            }
+            assert!(many[..2000].iter().all(|&m| m), "false negative");
+            let hashes: Vec<u64> = keys.iter().map(|k| get_slice_hash64(k.as_bytes())).collect();
+            let by_hash = r.may_match_many_hashes(&hashes);
+            for (&h, &m) in hashes.iter().zip(&by_hash) {
+                assert_eq!(r.may_match_hash(h), m);
+            }
+            // Into a buffer, batch after batch.
+            let mut out = [false; 32];
+            for (chunk, want) in hashes.chunks(32).zip(by_hash.chunks(32)) {
+                r.may_match_many_hashes_into(chunk, &mut out[..chunk.len()]);
+                assert_eq!(&out[..chunk.len()], want);
+            }
+            for always in [FilterReader::AlwaysTrue, FilterReader::AlwaysFalse] {
+                let mut out = [!matches!(always, FilterReader::AlwaysTrue); 2];
+                always.may_match_many_hashes_into(&hashes[..2], &mut out);
+                assert_eq!(out, [matches!(always, FilterReader::AlwaysTrue); 2]);
+            }
+        }
+    }
+
+    /// Each format parses only its own marker; the dispatcher alone decides
+    /// the rest, as RocksDB's `GetBuiltinFilterBitsReader`.
+    #[test]
+    fn each_format_claims_only_its_marker() {
+        let fast = built("bloomfilter:10", 7, 1000);
+        let old = built("bloomfilter:10", 4, 1000);
+        let ribbon = built("ribbonfilter:10", 7, 1000);
+        assert!(matches!(fast_local::parse_trailer(&fast), Parsed::Reader(_)));
+        assert!(matches!(legacy::parse_trailer(&old), Parsed::Reader(_)));
+        assert!(matches!(standard128::parse_trailer(&ribbon), Parsed::Reader(_)));
+        for other in [&old, &ribbon] {
+            assert_eq!(fast_local::parse_trailer(other), Parsed::OtherFormat);
+        }
+        for other in [&fast, &ribbon] {
+            assert_eq!(legacy::parse_trailer(other), Parsed::OtherFormat);
+        }
+        for other in [&fast, &old] {
+            assert!(matches!(standard128::parse_trailer(other), Parsed::OtherFormat));
+        }
+        // Zero probes and reserved markers belong to no format: the
+        // dispatcher answers "may match".
+        for marker in [0u8, 0xFD, 0x80] {
+            let bytes = [7u8, 7, 7, marker, 1, 0, 0, 0];
+            assert_eq!(legacy::parse_trailer(&bytes), Parsed::OtherFormat);
+            assert_eq!(fast_local::parse_trailer(&bytes), Parsed::OtherFormat);
+            assert!(matches!(standard128::parse_trailer(&bytes), Parsed::OtherFormat));
+            assert!(matches!(FilterReader::new(&bytes), FilterReader::AlwaysTrue));
+        }
+        // Five bytes or fewer are always false for every parser.
+        for short in 0..=METADATA_LEN {
+            let v = vec![0xFEu8; short];
+            assert_eq!(legacy::parse_trailer(&v), Parsed::AlwaysFalse);
+            assert_eq!(fast_local::parse_trailer(&v), Parsed::AlwaysFalse);
+            assert!(matches!(standard128::parse_trailer(&v), Parsed::AlwaysFalse));
+            assert!(matches!(FilterReader::new(&v), FilterReader::AlwaysFalse));
+        }
+        // Ribbon with fewer than 2 blocks: always true.
+        assert!(matches!(
+            FilterReader::new(&[0u8, 0, 0, 0, 0xFE, 0, 1, 0, 0]),
+            FilterReader::AlwaysTrue
+        ));
+    }
+
+    /// One rule for contents of 4 GiB or more: RocksDB's `uint32_t` length,
+    /// so a block of 2^32 + n bytes answers as its first n bytes. The
+    /// zeroed allocation is mapped lazily; only its first page is written.
+    #[test]
+    #[cfg(all(target_pointer_width = "64", not(miri)))]
+    fn contents_of_4_gib_or_more_answer_as_rocksdb_reads_them() {
+        let small = built("bloomfilter:10", 7, 50);
+        let mut big = vec![0u8; (1usize << 32) + small.len()];
+        big[..small.len()].copy_from_slice(&small);
+        let (r_big, r_small) = (FilterReader::new(&big), FilterReader::new(&small));
+        assert_eq!(r_big.describe(), r_small.describe());
+        assert_eq!(r_big.describe().kind_name(), "FastLocalBloom");
+        for k in 0u32..2000 {
+            assert_eq!(
+                r_big.may_match(k.to_le_bytes()),
+                r_small.may_match(k.to_le_bytes())
+            );
+        }
+        let e = rejected(&big);
+        assert!(e.reason().contains("4 GiB"), "{e}");
+        assert_eq!(e.rocksdb_reads_as(), "FastLocalBloom");
+    }
+
+    #[test]
+    #[should_panic(expected = "one answer slot per hash")]
+    fn a_buffer_of_another_length_is_refused() {
+        let filter = built("bloomfilter:10", 7, 100);
+        FilterReader::new(&filter).may_match_many_hashes_into(&[1, 2, 3], &mut [false; 2]);
+    }
+
     #[test]
     fn parse_answers_as_new_where_it_accepts() {
         let mut state = 0x1234_5678_9abc_def0u64;
@@ -441,14 +616,19 @@ mod tests {
             for _ in 0..20 {
                 let bytes: Vec<u8> = (0..len)
                     .map(|_| {
-                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         (state >> 56) as u8
                     })
                     .collect();
                 if let Ok(strict) = FilterReader::parse(&bytes) {
                     let lenient = FilterReader::new(&bytes);
                     for k in 0u32..64 {
-                        assert_eq!(strict.may_match(&k.to_le_bytes()), lenient.may_match(&k.to_le_bytes()));
+                        assert_eq!(
+                            strict.may_match(k.to_le_bytes()),
+                            lenient.may_match(k.to_le_bytes())
+                        );
                     }
                 }
             }

@@ -542,9 +542,21 @@ mod tests {
     #[test]
     fn rust_ids_are_the_builtin_policies_under_the_bridge_names() {
         for (rust, native, canonical) in [
-            ("rust.RibbonFilter:10", "ribbonfilter:10", "rust.RibbonFilter:10:0"),
-            ("rust.RibbonFilter:6.5:-1", "ribbonfilter:6.5:-1", "rust.RibbonFilter:6.5:-1"),
-            (" id=rust.RibbonFilter:23.25:3 ", "ribbonfilter:23.25:3", "rust.RibbonFilter:23.25:3"),
+            (
+                "rust.RibbonFilter:10",
+                "ribbonfilter:10",
+                "rust.RibbonFilter:10:0",
+            ),
+            (
+                "rust.RibbonFilter:6.5:-1",
+                "ribbonfilter:6.5:-1",
+                "rust.RibbonFilter:6.5:-1",
+            ),
+            (
+                " id=rust.RibbonFilter:23.25:3 ",
+                "ribbonfilter:23.25:3",
+                "rust.RibbonFilter:23.25:3",
+            ),
             ("rust.BloomFilter:10", "bloomfilter:10", "rust.BloomFilter:10"),
             ("rust.BloomFilter:0.75", "bloomfilter:0.75", "rust.BloomFilter:1"),
         ] {
@@ -552,18 +564,28 @@ mod tests {
             let n: FilterPolicy = native.parse().unwrap();
             assert_eq!(r.provider(), Provider::Rust, "{rust}");
             assert_eq!(n.provider(), Provider::RocksDb, "{native}");
-            assert_eq!((r.kind(), r.bits_per_key()), (n.kind(), n.bits_per_key()), "{rust}");
+            assert_eq!(
+                (r.kind(), r.bits_per_key()),
+                (n.kind(), n.bits_per_key()),
+                "{rust}"
+            );
             assert_eq!(r.id(), canonical);
             assert_eq!(r, n.with_provider(Provider::Rust));
             // The canonical id parses back to the same policy.
             assert_eq!(r.id().parse::<FilterPolicy>().unwrap(), r);
             for fv in [4, 7] {
-                for ctx in [BuildContext::sst_file_writer(fv), BuildContext::at_level(fv, None)] {
+                for ctx in [
+                    BuildContext::sst_file_writer(fv),
+                    BuildContext::at_level(fv, None),
+                ] {
                     assert_eq!(r.filter_kind(&ctx), n.filter_kind(&ctx), "{rust} {ctx:?}");
                 }
             }
         }
-        assert_eq!(FilterPolicy::bloom(10.0).with_provider(Provider::Rust).name(), "rust.BloomFilter");
+        assert_eq!(
+            FilterPolicy::bloom(10.0).with_provider(Provider::Rust).name(),
+            "rust.BloomFilter"
+        );
         // Only the two policies the bridge registers have rust.* ids.
         let legacy = FilterPolicy::new(PolicyKind::LegacyBloom, 10.0).with_provider(Provider::Rust);
         assert_eq!(legacy.provider(), Provider::RocksDb);

@@ -23,8 +23,13 @@
 //!
 //! Both numbers follow from the byte length and the number of blocks alone,
 //! which is how a reader recovers them.
+//!
+//! Internal to the formats (see the crate docs): public for tests, tools
+//! and experiments; its API may change with any release.
 
 use crate::alg::{back_subst_block, Banding, CoeffRow, RibbonSettings};
+use crate::arch;
+use crate::batch::answer_in_batches;
 use crate::standard::Hasher;
 use core::marker::PhantomData;
 
@@ -210,6 +215,32 @@ impl<S: RibbonSettings> InterleavedLayout<S> {
             }
         }
         true
+    }
+
+    /// Batched filter queries of 64-bit key hashes (not yet rehashed) over
+    /// `solution`: every site of a batch is computed and its first segment
+    /// prefetched before any is read, as in RocksDB's MultiGet path. Answers
+    /// `min(key_hashes.len(), out.len())` hashes; the rest of `out` is left
+    /// unchanged.
+    #[inline]
+    pub fn filter_query_batch(
+        &self,
+        hasher: &Hasher<S>,
+        solution: &[u8],
+        key_hashes: &[u64],
+        out: &mut [bool],
+    ) {
+        answer_in_batches(
+            key_hashes,
+            out,
+            |k| {
+                let h = hasher.hash(k);
+                let site = self.prepare_query(hasher, h);
+                arch::prefetch(solution, site.segment_num as usize * S::CoeffRow::BYTES);
+                (h, site)
+            },
+            |(h, site)| self.filter_query(hasher, h, site, solution),
+        );
     }
 
     /// The result value stored for rehashed value `h` (the PHSF query).

@@ -10,8 +10,12 @@
 //! again. Seeds are numbered by an *ordinal* (0, 1, 2, …) and stored in the
 //! filter as that ordinal; the *raw* seed mixed into the hash is a bijective
 //! scramble of the ordinal.
+//!
+//! Internal to the formats (see the crate docs): public for tests, tools
+//! and experiments; its API may change with any release.
 
 use crate::alg::{Banding, CoeffRow, Equation, RibbonSettings};
+use crate::math::fast_range64_to_u32;
 use core::marker::PhantomData;
 
 const COEFF_AND_RESULT_FACTOR: u64 = 0xc28f_8282_2b65_0bed;
@@ -23,12 +27,6 @@ const SEED_MIX_SHIFT: u32 = 4;
 const TO_RAW_SEED_FACTOR: u64 = 0xc782_19a2_3eea_dd03;
 const FROM_RAW_SEED_FACTOR: u64 = 0xfe1a_137d_14b4_75ab;
 const REHASH_FACTOR: u64 = 0x6193_d459_236a_3a0d;
-
-/// Maps `hash` uniformly onto `0..range` (Lemire's multiply-shift).
-#[inline(always)]
-pub(crate) fn fast_range_u32(hash: u64, range: u32) -> u32 {
-    ((u128::from(hash) * u128::from(range)) >> 64) as u32
-}
 
 /// The raw seed for an ordinal seed (bijective on `u32`).
 #[inline]
@@ -80,11 +78,11 @@ impl<S: RibbonSettings> Hasher<S> {
         if S::USE_SMASH {
             let front = S::CoeffRow::BITS / 4;
             let back = S::CoeffRow::BITS / 4;
-            let start = fast_range_u32(h, num_starts.wrapping_add(front + back));
+            let start = fast_range64_to_u32(h, num_starts.wrapping_add(front + back));
             let start = start.max(front) - front;
             start.min(num_starts - 1)
         } else {
-            fast_range_u32(h, num_starts)
+            fast_range64_to_u32(h, num_starts)
         }
     }
 

@@ -1,8 +1,9 @@
 //! RocksDB's Standard128 Ribbon filter format: sizing, construction with seed
-//! search, and queries.
+//! search, the trailer, and queries.
 //!
 //! Ported from RocksDB's `table/block_based/filter_policy.cc`
-//! (`Standard128RibbonBitsBuilder`, `Standard128RibbonBitsReader`).
+//! (`Standard128RibbonBitsBuilder`, `Standard128RibbonBitsReader`,
+//! `GetRibbonBitsReader`).
 //!
 //! # Byte format
 //!
@@ -11,39 +12,118 @@
 //! ```
 //!
 //! The solution uses `num_slots = num_blocks × 128` slots. The number of
-//! result columns per block (the FP rate) follows from the solution's length,
-//! see [`crate::solution`]. The seed byte is the ordinal seed that made the
-//! banding succeed; the search starts at 8 bits of key-set entropy and tries
-//! all 256 seeds.
+//! result columns per Ribbon block (the FP rate) follows from the solution's
+//! length, see [`crate::solution`]. The seed byte is the ordinal seed that
+//! made the banding succeed; the search starts at 8 bits of key-set entropy
+//! and tries all 256 seeds. The trailer is written ([`RibbonTrailer::encode`])
+//! and parsed ([`parse_trailer`]) here only.
+//!
+//! # Configuration
+//!
+//! The settings are [`Standard128`] (width 128, first coefficient always
+//! one, no smash, Standard Ribbon) and the slot tables are looked up for
+//! [`BANDING`] ([`BandingConfig::STANDARD128_RIBBON`]), both defined once.
 
-use crate::alg::{Banding, Standard128};
-use crate::config::{self, ConstructionFailureChance};
-use crate::solution::{self, InterleavedLayout, QuerySite};
+use crate::alg::Banding;
+pub use crate::alg::Standard128;
+use crate::config::{BandingConfig, ConstructionFailureChance};
+use crate::solution::{self, InterleavedLayout};
 use crate::standard::{band_with_seeds, Hasher};
+use crate::trailer::{self, Marker, Parsed};
+pub use crate::trailer::{METADATA_LEN, RIBBON_MARKER};
 
-/// Bytes of metadata after every built-in filter.
-pub const METADATA_LEN: usize = 5;
-/// The trailer's first byte for Standard128 Ribbon (-2 as a signed byte).
-pub const RIBBON_MARKER: u8 = 0xFE;
 /// Above this many keys RocksDB builds a FastLocalBloom instead.
 pub const MAX_RIBBON_ENTRIES: usize = 950_000_000;
+/// RocksDB's banding configuration for this format: [`Standard128`] and the
+/// failure chance the slot tables are looked up for.
+pub const BANDING: BandingConfig = BandingConfig::STANDARD128_RIBBON;
 /// The failure chance the slot tables are looked up for.
-pub const FAILURE_CHANCE: ConstructionFailureChance = ConstructionFailureChance::OneIn20;
+pub const FAILURE_CHANCE: ConstructionFailureChance = BANDING.failure_chance;
+/// The most Ribbon blocks the trailer's 24-bit count holds.
+pub const MAX_BLOCKS: u32 = (1 << 24) - 1;
+
+/// What a Standard128 Ribbon trailer stores besides its marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RibbonTrailer {
+    /// The ordinal seed that banded (one byte).
+    pub seed: u8,
+    /// Ribbon blocks of 128 slots (24 bits).
+    pub num_blocks: u32,
+}
+
+impl RibbonTrailer {
+    /// The trailer bytes `[0xFE, seed, num_blocks: u24 LE]`. Precondition:
+    /// `num_blocks <= MAX_BLOCKS` (higher bits are dropped).
+    #[must_use]
+    pub fn encode(self) -> [u8; METADATA_LEN] {
+        debug_assert!(self.num_blocks <= MAX_BLOCKS);
+        let b = self.num_blocks.to_le_bytes();
+        [RIBBON_MARKER, self.seed, b[0], b[1], b[2]]
+    }
+
+    /// The fields of a trailer whose marker is Standard128 Ribbon's.
+    #[must_use]
+    pub fn decode(trailer: &[u8; METADATA_LEN]) -> Option<Self> {
+        (Marker::of(trailer[0]) == Marker::Standard128Ribbon).then(|| RibbonTrailer {
+            seed: trailer[1],
+            num_blocks: u32::from_le_bytes([trailer[2], trailer[3], trailer[4], 0]),
+        })
+    }
+}
+
+/// Interprets a filter block whose trailer may be a Standard128 Ribbon one,
+/// with the rules of RocksDB's `GetRibbonBitsReader`:
+///
+/// 1. Only the first `len mod 2^32` bytes are considered, and at most 5
+///    bytes are [`Parsed::AlwaysFalse`]: the rules of every format, see
+///    [`crate::trailer`].
+/// 2. A marker other than `0xFE`: [`Parsed::OtherFormat`].
+/// 3. Fewer than 2 blocks: [`Parsed::AlwaysTrue`].
+/// 4. Otherwise a [`Parsed::Reader`] over the bytes before the trailer
+///    (segments past the data, which only a corrupt block has, answer "may
+///    match").
+#[must_use]
+pub fn parse_trailer(contents: &[u8]) -> Parsed<Standard128Reader<'_>> {
+    let (data, t) = match trailer::claim(contents, |m| m == Marker::Standard128Ribbon) {
+        Ok(split) => split,
+        Err(other) => return other,
+    };
+    match RibbonTrailer::decode(t) {
+        Some(RibbonTrailer { seed, num_blocks }) if num_blocks >= 2 => {
+            Parsed::Reader(Standard128Reader::new(data, num_blocks, u32::from(seed)))
+        }
+        _ => Parsed::AlwaysTrue,
+    }
+}
 
 /// Slots for `num_entries` keys: the slot table's count, rounded up to whole
-/// blocks of 128 (at least two).
+/// Ribbon blocks of 128 (at least two).
 pub fn num_entries_to_num_slots(num_entries: u32) -> u32 {
-    let slots = config::get_num_slots(FAILURE_CHANCE, 128, false, false, num_entries);
-    solution::round_up_num_slots::<Standard128>(slots)
+    solution::round_up_num_slots::<Standard128>(BANDING.num_slots(num_entries))
+}
+
+/// The key-set entropy RocksDB sizes with: `Upper32of64` of the first key
+/// hash added (0 when no key was added). It biases the rounding of the
+/// fractional column count, so that sizes are unbiased on average.
+#[must_use]
+pub fn entropy(hashes: &[u64]) -> u32 {
+    hashes.first().map_or(0, |&h| (h >> 32) as u32)
+}
+
+/// The first ordinal seed the search tries: `Lower32of64` of the first key
+/// hash added, modulo 256 (0 when no key was added).
+#[must_use]
+pub fn start_seed(hashes: &[u64]) -> u32 {
+    hashes.first().map_or(0, |&h| h as u32 & 255)
 }
 
 /// How RocksDB sizes a Ribbon filter (`CalculateSpaceAndSlots`).
 ///
 /// Returns `(len_with_metadata, num_slots)`; `num_slots == 0` means the
 /// filter falls back to FastLocalBloom with `bloom_len_with_metadata` bytes
-/// (given by the caller's Bloom sizing, so the two stay one rule).
-/// `entropy` is RocksDB's `Upper32of64` of the first key hash added (0 when
-/// no key was added).
+/// (given by the caller's Bloom sizing, so the two stay one rule): above
+/// [`MAX_RIBBON_ENTRIES`] keys, or below 1024 slots where the Bloom filter
+/// is smaller. `entropy` is [`entropy`] of the key hashes.
 pub fn space_and_slots(
     num_entries: usize,
     desired_one_in_fp_rate: f64,
@@ -78,30 +158,29 @@ pub fn find_seed(hashes: &mut [u64], num_slots: u32, start_seed: u32) -> Option<
 /// Builds the Ribbon filter bytes for `hashes` (64-bit key hashes, already
 /// de-duplicated as the builder does), or gives the hashes back when RocksDB
 /// would fall back to Bloom (too many keys, a Bloom filter that is smaller,
-/// or 256 failed seeds). An empty `hashes` gives the empty (always-false)
-/// filter. The hashes are freed before the solution is allocated, as
-/// RocksDB frees its hash entries, so they do not add to peak memory.
+/// or 256 failed seeds; see [`space_and_slots`]). An empty `hashes` gives
+/// the empty (always-false) filter. The hashes are freed before the
+/// solution is allocated, as RocksDB frees its hash entries, so they do not
+/// add to peak memory.
 pub fn build(
     mut hashes: Vec<u64>,
     desired_one_in_fp_rate: f64,
     bloom_len_with_metadata: impl Fn(usize) -> usize,
 ) -> Result<Vec<u8>, Vec<u64>> {
-    if hashes.len() > MAX_RIBBON_ENTRIES {
-        return Err(hashes);
-    }
-    let Some(&first) = hashes.first() else {
+    if hashes.is_empty() {
         return Ok(Vec::new());
-    };
+    }
     let (len_with_metadata, num_slots) = space_and_slots(
         hashes.len(),
         desired_one_in_fp_rate,
-        (first >> 32) as u32,
+        entropy(&hashes),
         bloom_len_with_metadata,
     );
     if num_slots == 0 {
         return Err(hashes);
     }
-    let Some((seed, banding)) = find_seed(&mut hashes, num_slots, first as u32) else {
+    let start = start_seed(&hashes);
+    let Some((seed, banding)) = find_seed(&mut hashes, num_slots, start) else {
         return Err(hashes);
     };
     drop(hashes);
@@ -110,18 +189,35 @@ pub fn build(
     // the 5 extra bytes never make a whole segment.
     let layout = InterleavedLayout::<Standard128>::for_num_slots(num_slots, len_with_metadata);
     layout.back_subst(&banding, &mut buf);
-    let num_blocks = layout.num_blocks();
     let t = len_with_metadata - METADATA_LEN;
-    buf[t] = RIBBON_MARKER;
-    buf[t + 1] = seed as u8;
-    buf[t + 2..t + 5].copy_from_slice(&num_blocks.to_le_bytes()[..3]);
+    // The seed search tries ordinals 0..=255, and at most
+    // `MAX_RIBBON_ENTRIES` keys need fewer than 2^24 blocks.
+    #[allow(clippy::cast_possible_truncation)]
+    let trailer = RibbonTrailer {
+        seed: seed as u8,
+        num_blocks: layout.num_blocks(),
+    };
+    buf[t..].copy_from_slice(&trailer.encode());
     Ok(buf)
 }
 
-/// The expected FP rate of a Ribbon filter of `len_with_metadata` bytes for
-/// `num_entries` keys (RocksDB's `EstimatedFpRate` for Ribbon sizes).
-pub fn estimated_fp_rate(num_entries: usize, len_with_metadata: usize) -> f64 {
-    let num_slots = num_entries_to_num_slots(num_entries.min(u32::MAX as usize) as u32);
+/// The expected FP rate of a filter of `len_with_metadata` bytes for
+/// `num_entries` keys (RocksDB's `EstimatedFpRate` for this builder):
+/// [`crate::trailer::trailer_only_fp_rate`] for trailer-only sizes,
+/// `bloom_estimate(num_entries, len_with_metadata)` above
+/// [`MAX_RIBBON_ENTRIES`] (the Bloom fallback's), else the Ribbon layout's.
+pub fn estimated_fp_rate(
+    num_entries: usize,
+    len_with_metadata: usize,
+    bloom_estimate: impl Fn(usize, usize) -> f64,
+) -> f64 {
+    if let Some(rate) = trailer::trailer_only_fp_rate(num_entries, len_with_metadata) {
+        return rate;
+    }
+    if num_entries > MAX_RIBBON_ENTRIES {
+        return bloom_estimate(num_entries, len_with_metadata);
+    }
+    let num_slots = num_entries_to_num_slots(num_entries as u32);
     InterleavedLayout::<Standard128>::for_num_slots(num_slots, len_with_metadata).expected_fp_rate()
 }
 
@@ -148,8 +244,7 @@ pub fn approximate_num_entries(
         f64::from(upper_bits_per_key) - portion_lower
     };
     let max_slots = len_no_metadata as f64 * 8.0 / min_real_bits_per_slot;
-    let max_ribbon_slots =
-        config::get_num_slots(FAILURE_CHANCE, 128, false, false, MAX_RIBBON_ENTRIES as u32);
+    let max_ribbon_slots = BANDING.num_slots(MAX_RIBBON_ENTRIES as u32);
     if max_slots.is_nan() || max_slots >= f64::from(max_ribbon_slots) {
         return MAX_RIBBON_ENTRIES;
     }
@@ -163,7 +258,7 @@ pub fn approximate_num_entries(
         slots = solution::round_down_num_slots::<Standard128>(slots - 1);
         i += 1;
     }
-    let num_entries = config::get_num_to_add(FAILURE_CHANCE, 128, false, false, slots) as usize;
+    let num_entries = BANDING.num_to_add(slots) as usize;
     if slots < 1024 {
         bloom_approximate(bytes).max(num_entries)
     } else {
@@ -182,8 +277,8 @@ pub struct Standard128Reader<'a> {
 
 impl<'a> Standard128Reader<'a> {
     /// A reader for `data` (the solution, trailer excluded) of `num_blocks`
-    /// blocks and ordinal `seed`. Precondition (checked by the format layer):
-    /// `num_blocks >= 2`.
+    /// Ribbon blocks and ordinal `seed`. Precondition (checked by
+    /// [`parse_trailer`]): `num_blocks >= 2`.
     pub fn new(data: &'a [u8], num_blocks: u32, seed: u32) -> Self {
         Self {
             data,
@@ -193,7 +288,7 @@ impl<'a> Standard128Reader<'a> {
         }
     }
 
-    /// The solution layout (blocks, columns).
+    /// The solution layout (Ribbon blocks, columns).
     pub fn layout(&self) -> &InterleavedLayout<Standard128> {
         &self.layout
     }
@@ -212,38 +307,10 @@ impl<'a> Standard128Reader<'a> {
 
     /// Batched queries: all sites are computed (and their cache lines
     /// prefetched) before any is read, as in RocksDB's MultiGet path.
-    /// Precondition: `out.len() >= key_hashes.len()`.
+    /// Answers `min(key_hashes.len(), out.len())` hashes; the rest of `out`
+    /// is left unchanged.
     pub fn may_match_hashes(&self, key_hashes: &[u64], out: &mut [bool]) {
-        const BATCH: usize = 32;
-        let mut saved = [(0u64, QuerySite::default()); BATCH];
-        for (hashes, out) in key_hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (slot, &k) in saved.iter_mut().zip(hashes) {
-                let h = self.hasher.hash(k);
-                let site = self.layout.prepare_query(&self.hasher, h);
-                prefetch(self.data, site.segment_num as usize * 16);
-                *slot = (h, site);
-            }
-            for ((o, &(h, site)), _) in out.iter_mut().zip(saved.iter()).zip(hashes) {
-                *o = self.layout.filter_query(&self.hasher, h, site, self.data);
-            }
-        }
+        self.layout
+            .filter_query_batch(&self.hasher, self.data, key_hashes, out);
     }
-}
-
-/// Hints the CPU to fetch the cache line holding `data[offset]`.
-#[inline(always)]
-pub(crate) fn prefetch(data: &[u8], offset: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if offset < data.len() {
-        // SAFETY: the pointer is in bounds of `data`; a prefetch neither
-        // reads nor writes memory architecturally and cannot fault.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch(
-                data.as_ptr().add(offset) as *const i8,
-                core::arch::x86_64::_MM_HINT_T0,
-            );
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, offset);
 }

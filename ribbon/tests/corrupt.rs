@@ -2,27 +2,34 @@
 //! never reads out of bounds, whatever the bytes; an intact filter never
 //! gives a false negative.
 
-mod common;
-
-use common::keys::{member_keys, KeyKind, Rng};
 use ribbon::builder::build_filter;
 use ribbon::format::FilterReader;
 use ribbon::policy::{BuildContext, FilterPolicy};
+use ribbon::test_support::keys::{member_keys, KeyKind, Rng};
 
 fn query_all(filter: &[u8], keys: &[Vec<u8>]) -> usize {
     let reader = FilterReader::new(filter);
     let _ = reader.describe().to_string();
-    let single = keys.iter().filter(|k| reader.may_match(k)).count();
-    let batch = reader.may_match_batch(keys);
-    assert_eq!(
-        batch.iter().filter(|&&m| m).count(),
-        single,
-        "batched and single answers differ"
-    );
-    for k in keys.iter().take(8) {
-        let _ = reader.may_match_hash(ribbon::hash::get_slice_hash64(k));
+    let single: Vec<bool> = keys.iter().map(|k| reader.may_match(k)).collect();
+    let batch = reader.may_match_many(keys);
+    for (i, (s, b)) in single.iter().zip(&batch).enumerate() {
+        assert_eq!(s, b, "key {i}: batched and single answers differ");
     }
-    single
+    assert_eq!(batch.len(), keys.len());
+    // The hash query answers as the key query wherever the format hashes
+    // keys with GetSliceHash64 (legacy Bloom answers "may match").
+    let hashes: Vec<u64> = keys.iter().map(|k| ribbon::hash::get_slice_hash64(k)).collect();
+    let by_hash = reader.may_match_many_hashes(&hashes);
+    for (i, (&h, &b)) in hashes.iter().zip(&by_hash).enumerate() {
+        assert_eq!(
+            reader.may_match_hash(h),
+            b,
+            "key {i}: batched and single hash answers differ"
+        );
+        let want = matches!(reader, FilterReader::LegacyBloom(_)) || single[i];
+        assert_eq!(b, want, "key {i}: the hash answer differs from the key answer");
+    }
+    single.iter().filter(|&&m| m).count()
 }
 
 #[test]

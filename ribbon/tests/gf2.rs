@@ -2,12 +2,10 @@
 //! GF(2) solver, over every combination of width (32, 64, 128),
 //! first-coefficient-always-one, smash and homogeneous.
 
-mod common;
-
-use common::keys::Rng;
 use ribbon::alg::{simple_back_subst, Banding, CoeffRow, RibbonSettings};
 use ribbon::solution::InterleavedLayout;
 use ribbon::standard::Hasher;
+use ribbon::test_support::keys::Rng;
 
 /// Dense Gaussian elimination: rows are (coefficient bits over all slots,
 /// result). Returns the solution whose free variables take `free(i)`, or
@@ -81,19 +79,21 @@ fn run<S: RibbonSettings>(name: &str) {
         } else {
             (1u32 << result_bits) - 1
         };
-        let rows: Vec<(Vec<u64>, u32)> = eqs
-            .iter()
-            .map(|e| {
-                let mut c = vec![0u64; (num_slots as usize).div_ceil(64)];
-                for j in 0..w {
-                    if (e.coeff_row >> j) & S::CoeffRow::ONE == S::CoeffRow::ONE {
-                        let s = (e.start + j) as usize;
-                        c[s / 64] |= 1 << (s % 64);
+        let rows_with = |mask: u32| -> Vec<(Vec<u64>, u32)> {
+            eqs.iter()
+                .map(|e| {
+                    let mut c = vec![0u64; (num_slots as usize).div_ceil(64)];
+                    for j in 0..w {
+                        if (e.coeff_row >> j) & S::CoeffRow::ONE == S::CoeffRow::ONE {
+                            let s = (e.start + j) as usize;
+                            c[s / 64] |= 1 << (s % 64);
+                        }
                     }
-                }
-                (c, e.result_row & mask)
-            })
-            .collect();
+                    (c, e.result_row & mask)
+                })
+                .collect()
+        };
+        let rows = rows_with(mask);
         let free = |i: usize| {
             if S::HOMOGENEOUS {
                 ((i as u64).wrapping_mul(0x9E37_79B1_85EB_CA87) as u32) & mask
@@ -104,11 +104,22 @@ fn run<S: RibbonSettings>(name: &str) {
         // The dense solver sees only the low result bits; banding all 32.
         // Solvability of the 32-bit system implies it for the low bits.
         let dense = dense_solve(num_slots as usize, &rows, free);
+        // Banding fails exactly when the full system (all 32 result bits,
+        // as banding sees them) has no solution.
+        let full = dense_solve(num_slots as usize, &rows_with(u32::MAX), |_| 0);
         if !ok {
             failed += 1;
             assert!(!S::HOMOGENEOUS, "{name}: homogeneous banding never fails");
+            assert!(
+                full.is_none(),
+                "{name}: trial {trial}: banding failed but the dense solver solved the system"
+            );
             continue;
         }
+        assert!(
+            full.is_some(),
+            "{name}: trial {trial}: banded, but the system has no solution"
+        );
         solved += 1;
         let dense =
             dense.unwrap_or_else(|| panic!("{name}: banding succeeded, dense solver found no solution"));

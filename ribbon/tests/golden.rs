@@ -2,14 +2,12 @@
 //! `src/bin/golden.rs` at the workspace root for the command that
 //! regenerates them): the pure-Rust crate reproduces them with no C++.
 
-mod common;
-
-use common::keys::{match_summary, member_keys, non_member_keys, KeyKind, Rng};
 use ribbon::builder::FilterBuilder;
 use ribbon::config::{self, ConstructionFailureChance};
 use ribbon::format::FilterReader;
 use ribbon::hash::{bloom_hash, hash64};
 use ribbon::policy::{BuildContext, CompactionStyle, CreationReason, FilterPolicy};
+use ribbon::test_support::keys::{match_summary, member_keys, non_member_keys, KeyKind, Rng};
 
 fn lines(text: &'static str, tag: &'static str) -> impl Iterator<Item = Vec<&'static str>> {
     text.lines()
@@ -51,21 +49,18 @@ fn slot_tables() {
     let text = include_str!("golden/slots.txt");
     let mut checked = 0;
     for f in lines(text, "slots") {
-        let cfc = match f[1] {
-            "0" => ConstructionFailureChance::OneIn2,
-            "1" => ConstructionFailureChance::OneIn20,
-            _ => ConstructionFailureChance::OneIn1000,
-        };
+        let failure_chance = ConstructionFailureChance::from_code(f[1].parse().unwrap())
+            .unwrap_or_else(|| panic!("failure chance code {}", f[1]));
         let bits: u32 = f[2].parse().unwrap();
         let (smash, homog) = (f[3] == "1", f[4] == "1");
         let n: u32 = f[5].parse().unwrap();
         assert_eq!(
-            config::get_num_slots(cfc, bits, smash, homog, n),
+            config::get_num_slots(failure_chance, bits, smash, homog, n),
             f[6].parse::<u32>().unwrap(),
             "{f:?}"
         );
         assert_eq!(
-            config::get_num_to_add(cfc, bits, smash, homog, n),
+            config::get_num_to_add(failure_chance, bits, smash, homog, n),
             f[7].parse::<u32>().unwrap(),
             "{f:?}"
         );

@@ -6,9 +6,9 @@
 //! reader answers "may match", so a failure can cost filtering but never a
 //! false negative.
 
-use ribbon::format::ALWAYS_TRUE_FILTER as ALWAYS_TRUE;
 use ribbon::builder::FilterBuilder;
 use ribbon::format::FilterReader;
+use ribbon::format::ALWAYS_TRUE_FILTER as ALWAYS_TRUE;
 use ribbon::policy::{self, FilterPolicy};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -129,7 +129,6 @@ pub struct RustBuilder {
     failed: bool,
 }
 
-
 fn new_builder(policy_id: &str, ctx: &bridge::BuildContext) -> Box<RustBuilder> {
     let inner = catch_unwind(|| {
         parse_rust_policy(policy_id).and_then(|(p, _, _)| FilterBuilder::new(&p, &to_context(ctx)))
@@ -241,7 +240,7 @@ impl RustReader {
                 }
             })
             .collect();
-        match catch_unwind(|| self.reader.may_match_batch(&keys)) {
+        match catch_unwind(|| self.reader.may_match_many(&keys)) {
             Ok(answers) => {
                 for (o, m) in out.iter_mut().zip(answers) {
                     *o = u8::from(m);

@@ -10,12 +10,8 @@
 //! cargo run --release --bin bench-report [-- --skip-db]
 //! ```
 
-#[path = "../../ribbon/tests/common/keys.rs"]
-#[allow(dead_code)]
-mod keys;
-
-use keys::{member_keys, KeyKind};
 use ribbon::format::FilterReader;
+use ribbon::test_support::keys::{member_keys, KeyKind};
 use ribbon_compat::harness::{build_packed, NativeReader};
 use ribbon_compat::packed::{build_rust, PackedKeys};
 use std::collections::BTreeMap;

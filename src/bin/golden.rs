@@ -5,14 +5,11 @@
 //! cargo run --release --bin golden -- ribbon/tests/golden
 //! ```
 //!
-//! The `ribbon` tests regenerate the same keys (`ribbon/tests/common/keys.rs`)
+//! The `ribbon` tests regenerate the same keys (`ribbon::test_support::keys`)
 //! and check hash values, filter sizes, a fingerprint of the filter bytes,
 //! the trailer, and the first false positives, without any C++.
 
-#[path = "../../ribbon/tests/common/keys.rs"]
-mod keys;
-
-use keys::{match_summary, member_keys, non_member_keys, KeyKind, Rng};
+use ribbon::test_support::keys::{match_summary, member_keys, non_member_keys, KeyKind, Rng};
 use ribbon_compat::harness::{self, NativeBuilder, NativeReader, Reason};
 use std::fmt::Write as _;
 

@@ -2,6 +2,4 @@
 //! vectors, so both suites make the same keys.
 #![allow(dead_code, unused_imports)]
 
-#[path = "../../ribbon/tests/common/keys.rs"]
-mod keys;
-pub use keys::*;
+pub use ribbon::test_support::keys::*;

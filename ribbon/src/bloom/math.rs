@@ -27,11 +27,11 @@ impl BloomMath {
     }
 
     /// FP rate of a cache-local ("blocked") Bloom filter whose probes for a
-    /// key all land in one block of `cache_line_bits` bits.
+    /// key all land in one cache line of `cache_line_bits` bits.
     ///
     /// Estimated as the mean of [`standard_fp_rate`](Self::standard_fp_rate)
     /// at one standard deviation above and below the mean number of keys per
-    /// block (keys per block treated as Poisson). Returns exactly `1.0` when
+    /// cache line (keys per line treated as Poisson). Returns exactly `1.0` when
     /// `bits_per_key <= 0.0`.
     #[must_use]
     pub fn cache_local_fp_rate(bits_per_key: f64, num_probes: i32, cache_line_bits: i32) -> f64 {
@@ -98,7 +98,7 @@ mod tests {
         assert!(r > 0.0090 && r < 0.0100, "{r}");
         // Cache-local is always worse than standard at the same settings.
         assert!(r > BloomMath::standard_fp_rate(10.0, 6));
-        // Larger blocks approach the standard rate.
+        // Larger cache lines approach the standard rate.
         let big = BloomMath::cache_local_fp_rate(10.0, 6, 1 << 20);
         assert!((big - BloomMath::standard_fp_rate(10.0, 6)).abs() < 1e-5);
         // Infinite bits per key (no keys): zero.

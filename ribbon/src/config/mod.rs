@@ -112,6 +112,47 @@ impl ConstructionFailureChance {
     /// Every failure chance, in RocksDB's declaration order.
     pub const ALL: [Self; 3] = [Self::OneIn2, Self::OneIn20, Self::OneIn1000];
 
+    /// RocksDB's enum value (`kOneIn2 = 0`, `kOneIn20 = 1`,
+    /// `kOneIn1000 = 2`): the index into [`ALL`](Self::ALL), and the code
+    /// the standalone file format stores. The one mapping between the
+    /// variants and numbers; see also [`one_in`](Self::one_in).
+    #[must_use]
+    pub const fn code(self) -> u8 {
+        match self {
+            Self::OneIn2 => 0,
+            Self::OneIn20 => 1,
+            Self::OneIn1000 => 2,
+        }
+    }
+
+    /// The failure chance with RocksDB's enum value `code` (see
+    /// [`code`](Self::code)), if any.
+    #[must_use]
+    pub const fn from_code(code: u8) -> Option<Self> {
+        match code {
+            0 => Some(Self::OneIn2),
+            1 => Some(Self::OneIn20),
+            2 => Some(Self::OneIn1000),
+            _ => None,
+        }
+    }
+
+    /// `n` of "one seed in `n` fails": 2, 20 or 1000.
+    #[must_use]
+    pub const fn one_in(self) -> u32 {
+        match self {
+            Self::OneIn2 => 2,
+            Self::OneIn20 => 20,
+            Self::OneIn1000 => 1000,
+        }
+    }
+
+    /// The failure chance of one seed in `n` (2, 20 or 1000), if any.
+    #[must_use]
+    pub fn from_one_in(n: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.one_in() == n)
+    }
+
     /// The default RocksDB's runtime-configurable `BandingConfigHelper`
     /// uses: [`OneIn1000`](Self::OneIn1000) for homogeneous Ribbon,
     /// [`OneIn20`](Self::OneIn20) otherwise.
@@ -122,6 +163,13 @@ impl ConstructionFailureChance {
         } else {
             Self::OneIn20
         }
+    }
+}
+
+/// `one in 20` (likewise `one in 2`, `one in 1000`).
+impl core::fmt::Display for ConstructionFailureChance {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "one in {}", self.one_in())
     }
 }
 
@@ -151,9 +199,25 @@ pub struct BandingConfig {
 impl BandingConfig {
     /// The configuration RocksDB's Standard128 Ribbon filter
     /// (`Standard128RibbonBitsBuilder` in table/block_based/filter_policy.cc)
-    /// sizes itself with: one failure in 20, 128-bit coefficient rows, no
-    /// smash, not homogeneous.
-    pub const STANDARD128_RIBBON: Self = Self::new(ConstructionFailureChance::OneIn20, 128, false, false);
+    /// sizes itself with: one failure in 20, and the settings of
+    /// [`crate::alg::Standard128`] (128-bit coefficient rows, no smash, not
+    /// homogeneous).
+    pub const STANDARD128_RIBBON: Self =
+        Self::for_settings::<crate::alg::Standard128>(ConstructionFailureChance::OneIn20);
+
+    /// The configuration of the settings type `S` (its width, smash and
+    /// homogeneous flags) at `failure_chance`.
+    #[must_use]
+    pub const fn for_settings<S: crate::alg::RibbonSettings>(
+        failure_chance: ConstructionFailureChance,
+    ) -> Self {
+        Self::new(
+            failure_chance,
+            <S::CoeffRow as crate::alg::CoeffRow>::BITS,
+            S::USE_SMASH,
+            S::HOMOGENEOUS,
+        )
+    }
 
     /// Bundles the four settings.
     #[must_use]
@@ -245,27 +309,27 @@ impl BandingConfig {
     }
 }
 
-/// Number of keys that can be added to `num_slots` slots with about `cfc`
+/// Number of keys that can be added to `num_slots` slots with about `failure_chance`
 /// failure chance per seed (RocksDB's
-/// `BandingConfigHelper1<cfc, coeff_bits, use_smash, homogeneous>::GetNumToAdd`).
+/// `BandingConfigHelper1<failure_chance, coeff_bits, use_smash, homogeneous>::GetNumToAdd`).
 ///
 /// Shorthand for [`BandingConfig::num_to_add`]: `0` for zero slots and for a
 /// `coeff_bits` other than 64 or 128 (RocksDB has no data for other widths,
 /// and its release build returns 0 for them).
 #[must_use]
 pub fn get_num_to_add(
-    cfc: ConstructionFailureChance,
+    failure_chance: ConstructionFailureChance,
     coeff_bits: u32,
     use_smash: bool,
     homogeneous: bool,
     num_slots: u32,
 ) -> u32 {
-    BandingConfig::new(cfc, coeff_bits, use_smash, homogeneous).num_to_add(num_slots)
+    BandingConfig::new(failure_chance, coeff_bits, use_smash, homogeneous).num_to_add(num_slots)
 }
 
-/// Number of slots for `num_to_add` keys with about `cfc` failure chance per
+/// Number of slots for `num_to_add` keys with about `failure_chance` failure chance per
 /// seed (RocksDB's
-/// `BandingConfigHelper1<cfc, coeff_bits, use_smash, homogeneous>::GetNumSlots`).
+/// `BandingConfigHelper1<failure_chance, coeff_bits, use_smash, homogeneous>::GetNumSlots`).
 ///
 /// Shorthand for [`BandingConfig::num_slots`]: `0` for zero keys and for a
 /// `coeff_bits` other than 64 or 128 (RocksDB has no data for other widths,
@@ -273,13 +337,13 @@ pub fn get_num_to_add(
 /// layout.
 #[must_use]
 pub fn get_num_slots(
-    cfc: ConstructionFailureChance,
+    failure_chance: ConstructionFailureChance,
     coeff_bits: u32,
     use_smash: bool,
     homogeneous: bool,
     num_to_add: u32,
 ) -> u32 {
-    BandingConfig::new(cfc, coeff_bits, use_smash, homogeneous).num_slots(num_to_add)
+    BandingConfig::new(failure_chance, coeff_bits, use_smash, homogeneous).num_slots(num_to_add)
 }
 
 /// RocksDB's approximation of `1 / ln(2)`, kept as written: using the exact

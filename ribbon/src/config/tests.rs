@@ -3,7 +3,7 @@
 //! Expected values marked "RocksDB" were produced by compiling RocksDB
 //! 11.8.1's util/ribbon_config.cc unmodified (g++ -O2 -DNDEBUG, x86-64
 //! baseline, no FMA) with a small driver that evaluates
-//! `BandingConfigHelper1<cfc, bits, smash, homog>` on the inputs of
+//! `BandingConfigHelper1<failure_chance, bits, smash, homog>` on the inputs of
 //! [`samples`] and folds the results with FNV-1a (see [`Fnv`]).
 
 use super::ConstructionFailureChance::{self, OneIn1000, OneIn2, OneIn20};
@@ -13,16 +13,16 @@ use super::{get_num_slots, get_num_to_add, BandingConfig};
 const SLOTS_LIMIT: u32 = 2_863_311_530;
 
 /// RocksDB's filter limit (`kMaxRibbonEntries` in filter_policy.cc).
-const MAX_RIBBON_ENTRIES: u32 = 950_000_000;
+const MAX_RIBBON_ENTRIES: u32 = crate::standard128::MAX_RIBBON_ENTRIES as u32;
 
 /// Every supported configuration.
 fn all_supported() -> Vec<BandingConfig> {
     let mut v = Vec::new();
-    for cfc in ConstructionFailureChance::ALL {
+    for failure_chance in ConstructionFailureChance::ALL {
         for bits in [128, 64] {
             for smash in [false, true] {
                 for homog in [false, true] {
-                    v.push(BandingConfig::new(cfc, bits, smash, homog));
+                    v.push(BandingConfig::new(failure_chance, bits, smash, homog));
                 }
             }
         }
@@ -63,7 +63,7 @@ impl Fnv {
     }
 }
 
-/// (cfc, bits, smash, homogeneous, hash of num_to_add over all samples,
+/// (failure chance, bits, smash, homogeneous, hash of num_to_add over all samples,
 /// hash of num_slots over the samples <= SLOTS_LIMIT). RocksDB.
 #[rustfmt::skip]
 const GOLDEN: [(ConstructionFailureChance, u32, bool, bool, u64, u64); 24] = [
@@ -97,8 +97,8 @@ const GOLDEN: [(ConstructionFailureChance, u32, bool, bool, u64, u64); 24] = [
 fn matches_rocksdb_on_all_configurations() {
     let samples = samples();
     assert_eq!(samples.len(), 270_226);
-    for &(cfc, bits, smash, homog, want_add, want_slots) in &GOLDEN {
-        let config = BandingConfig::new(cfc, bits, smash, homog);
+    for &(failure_chance, bits, smash, homog, want_add, want_slots) in &GOLDEN {
+        let config = BandingConfig::new(failure_chance, bits, smash, homog);
         let mut add = Fnv::new();
         let mut slots = Fnv::new();
         let mut slots_count = 0;
@@ -249,10 +249,10 @@ fn zero_in_zero_out() {
 #[test]
 fn unsupported_widths() {
     for bits in [0, 1, 8, 16, 32, 63, 65, 127, 129, 256, u32::MAX] {
-        for cfc in ConstructionFailureChance::ALL {
+        for failure_chance in ConstructionFailureChance::ALL {
             for smash in [false, true] {
                 for homog in [false, true] {
-                    let config = BandingConfig::new(cfc, bits, smash, homog);
+                    let config = BandingConfig::new(failure_chance, bits, smash, homog);
                     assert!(!config.is_supported());
                     for n in [0, 1, 1000, u32::MAX] {
                         assert_eq!(config.try_num_to_add(n), None);
@@ -260,8 +260,8 @@ fn unsupported_widths() {
                         assert_eq!(config.num_to_add(n), 0);
                         assert_eq!(config.num_slots(n), 0);
                     }
-                    assert_eq!(get_num_to_add(cfc, bits, smash, homog, 1000), 0);
-                    assert_eq!(get_num_slots(cfc, bits, smash, homog, 1000), 0);
+                    assert_eq!(get_num_to_add(failure_chance, bits, smash, homog, 1000), 0);
+                    assert_eq!(get_num_slots(failure_chance, bits, smash, homog, 1000), 0);
                 }
             }
         }
@@ -276,15 +276,21 @@ fn unsupported_widths() {
 #[test]
 fn free_functions_match_config() {
     for config in all_supported() {
-        let (cfc, bits, smash, homog) = (
+        let (failure_chance, bits, smash, homog) = (
             config.failure_chance,
             config.coeff_bits,
             config.use_smash,
             config.homogeneous,
         );
         for n in (0..5000).chain([65_536, 1 << 20, MAX_RIBBON_ENTRIES, u32::MAX]) {
-            assert_eq!(get_num_to_add(cfc, bits, smash, homog, n), config.num_to_add(n));
-            assert_eq!(get_num_slots(cfc, bits, smash, homog, n), config.num_slots(n));
+            assert_eq!(
+                get_num_to_add(failure_chance, bits, smash, homog, n),
+                config.num_to_add(n)
+            );
+            assert_eq!(
+                get_num_slots(failure_chance, bits, smash, homog, n),
+                config.num_slots(n)
+            );
         }
     }
 }
@@ -486,13 +492,13 @@ fn failure_chance_orders_capacity() {
     for bits in [64, 128] {
         for smash in [false, true] {
             for homog in [false, true] {
-                let by_cfc =
-                    ConstructionFailureChance::ALL.map(|cfc| BandingConfig::new(cfc, bits, smash, homog));
+                let by_failure_chance = ConstructionFailureChance::ALL
+                    .map(|failure_chance| BandingConfig::new(failure_chance, bits, smash, homog));
                 for n in (256..=100_000)
                     .step_by(13)
                     .chain([1 << 20, 1 << 25, 1 << 30, u32::MAX])
                 {
-                    let adds = by_cfc.map(|c| c.num_to_add(n));
+                    let adds = by_failure_chance.map(|c| c.num_to_add(n));
                     assert!(
                         adds[0] >= adds[1] && adds[1] >= adds[2],
                         "{bits} {smash} {n} {adds:?}"

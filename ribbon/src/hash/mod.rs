@@ -72,6 +72,20 @@ pub fn get_slice_hash(key: &[u8]) -> u32 {
     hash32(key, legacy::SLICE_HASH_SEED)
 }
 
+/// One step of SplitMix64 (Steele, Lea and Flood): advances `state` by the
+/// 64-bit golden ratio and returns the mixed value. Not a key hash: the
+/// deterministic generator [`crate::standalone::Ribbon::measure_fp_rate`]
+/// samples non-member hashes with, and the one the tests, examples and
+/// golden vectors draw their data from.
+#[inline]
+pub fn split_mix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

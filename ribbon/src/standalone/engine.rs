@@ -16,30 +16,10 @@
 //! The list of combinations is written once, in the `engines!` invocation
 //! below; the compiler checks that it is exhaustive.
 
-use crate::alg::{Banding, CoeffRow, RibbonSettings};
-use crate::solution::{InterleavedLayout, QuerySite};
+pub use crate::alg::Settings;
+use crate::alg::{Banding, RibbonSettings};
+use crate::solution::InterleavedLayout;
 use crate::standard::{band_with_seeds, Hasher};
-use crate::standard128::prefetch;
-use core::marker::PhantomData;
-
-/// The [`RibbonSettings`] of one runtime combination: coefficient row type
-/// `C` (`u32`, `u64` or `u128`: the ribbon width), first coefficient always
-/// one, smash, homogeneous.
-///
-/// One generic impl covers every combination; RocksDB's own format is
-/// `Settings<u128, true, false, false>` (equivalent to
-/// [`crate::alg::Standard128`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings<C, const FCAO: bool, const SMASH: bool, const HOMOG: bool>(PhantomData<fn() -> C>);
-
-impl<C: CoeffRow, const FCAO: bool, const SMASH: bool, const HOMOG: bool> RibbonSettings
-    for Settings<C, FCAO, SMASH, HOMOG>
-{
-    type CoeffRow = C;
-    const FIRST_COEFF_ALWAYS_ONE: bool = FCAO;
-    const USE_SMASH: bool = SMASH;
-    const HOMOGENEOUS: bool = HOMOG;
-}
 
 /// A ribbon width the standalone format supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,7 +31,7 @@ pub(crate) enum Width {
 
 impl Width {
     /// The width for a number of bits, if supported.
-    pub(crate) fn from_bits(bits: u32) -> Option<Self> {
+    pub(crate) const fn from_bits(bits: u32) -> Option<Self> {
         match bits {
             32 => Some(Width::W32),
             64 => Some(Width::W64),
@@ -70,27 +50,40 @@ pub(crate) struct Shape {
     pub(crate) homogeneous: bool,
 }
 
+impl Shape {
+    /// The shape of settings type `S`. Panics (at compile time, where it is
+    /// used in a constant) for a width the standalone format lacks.
+    pub(crate) const fn of<S: RibbonSettings>() -> Self {
+        let Some(width) = Width::from_bits(<S::CoeffRow as crate::alg::CoeffRow>::BITS) else {
+            panic!("unsupported ribbon width");
+        };
+        Shape {
+            width,
+            first_coeff_always_one: S::FIRST_COEFF_ALWAYS_ONE,
+            smash: S::USE_SMASH,
+            homogeneous: S::HOMOGENEOUS,
+        }
+    }
+}
+
 /// Code generic over the settings, run for the settings of a [`Shape`] by
 /// [`dispatch`] (a generic closure).
 pub(crate) trait Visitor {
     type Output;
     fn visit<S: RibbonSettings>(self) -> Self::Output
     where
-        Typed<S>: Into<Engine>;
+        QueryState<S>: Into<Engine>;
 }
 
 /// What a query needs for one settings type: the solution's layout and the
 /// hasher of the seed that banded.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Typed<S: RibbonSettings> {
+pub(crate) struct QueryState<S: RibbonSettings> {
     layout: InterleavedLayout<S>,
     hasher: Hasher<S>,
 }
 
-/// Keys hashed and sites prepared ahead of reading, in batched queries.
-const BATCH: usize = 32;
-
-impl<S: RibbonSettings> Typed<S> {
+impl<S: RibbonSettings> QueryState<S> {
     /// The query state for `num_blocks >= 1` blocks of solution in
     /// `solution_len` bytes, banded with ordinal seed `seed`.
     pub(crate) fn new(num_blocks: u32, solution_len: usize, seed: u32) -> Self {
@@ -115,18 +108,8 @@ impl<S: RibbonSettings> Typed<S> {
     /// Batched queries: every site of a batch is computed and prefetched
     /// before any is read. Answers `min(hashes.len(), out.len())` hashes.
     pub(crate) fn contains_hashes(&self, solution: &[u8], hashes: &[u64], out: &mut [bool]) {
-        let mut saved = [(0u64, QuerySite::default()); BATCH];
-        for (hashes, out) in hashes.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (slot, &k) in saved.iter_mut().zip(hashes) {
-                let h = self.hasher.hash(k);
-                let site = self.layout.prepare_query(&self.hasher, h);
-                prefetch(solution, site.segment_num as usize * S::CoeffRow::BYTES);
-                *slot = (h, site);
-            }
-            for (o, &(h, site)) in out.iter_mut().zip(saved.iter()) {
-                *o = self.layout.filter_query(&self.hasher, h, site, solution);
-            }
-        }
+        self.layout
+            .filter_query_batch(&self.hasher, solution, hashes, out);
     }
 }
 
@@ -154,12 +137,12 @@ macro_rules! engines {
         pub(crate) enum Engine {
             /// No keys: nothing matches.
             Empty,
-            $($variant(Typed<Settings<$c, $fcao, $smash, $homog>>),)*
+            $($variant(QueryState<Settings<$c, $fcao, $smash, $homog>>),)*
         }
 
         $(
-            impl From<Typed<Settings<$c, $fcao, $smash, $homog>>> for Engine {
-                fn from(t: Typed<Settings<$c, $fcao, $smash, $homog>>) -> Self {
+            impl From<QueryState<Settings<$c, $fcao, $smash, $homog>>> for Engine {
+                fn from(t: QueryState<Settings<$c, $fcao, $smash, $homog>>) -> Self {
                     Engine::$variant(t)
                 }
             }

@@ -12,7 +12,8 @@
 //!       12     1  ribbon width w: 32, 64 or 128
 //!       13     1  flags: bit 0 first coefficient always one, bit 1 smash,
 //!                 bit 2 homogeneous; other bits 0
-//!       14     1  failure chance the slots were sized for: 0 one in 2,
+//!       14     1  failure chance the slots were sized for, as RocksDB's
+//!                 enum (`ConstructionFailureChance::code`): 0 one in 2,
 //!                 1 one in 20, 2 one in 1000, 255 not applicable
 //!                 (Homogeneous, explicit overhead, imported); informational
 //!       15     1  reserved: 0
@@ -46,7 +47,7 @@
 //! skipped by [`super::RibbonRef::from_bytes_unverified`], for an O(1) open
 //! of a memory-mapped file that is trusted.
 
-use super::engine::{dispatch, Engine, Shape, Typed, Visitor, Width};
+use super::engine::{dispatch, Engine, QueryState, Shape, Visitor, Width};
 use super::Error;
 use crate::alg::{CoeffRow, RibbonSettings};
 use crate::config::ConstructionFailureChance;
@@ -117,12 +118,9 @@ impl Header {
         h[13] = flag(s.first_coeff_always_one, FLAG_FCAO)
             | flag(s.smash, FLAG_SMASH)
             | flag(s.homogeneous, FLAG_HOMOGENEOUS);
-        h[14] = match self.failure_chance {
-            Some(ConstructionFailureChance::OneIn2) => 0,
-            Some(ConstructionFailureChance::OneIn20) => 1,
-            Some(ConstructionFailureChance::OneIn1000) => 2,
-            None => NOT_APPLICABLE,
-        };
+        h[14] = self
+            .failure_chance
+            .map_or(NOT_APPLICABLE, ConstructionFailureChance::code);
         h[15] = 0;
         h[16..20].copy_from_slice(&self.seed.to_le_bytes());
         h[20..24].copy_from_slice(&self.num_blocks.to_le_bytes());
@@ -202,11 +200,11 @@ pub(crate) fn parse(bytes: &[u8], verify_body: bool) -> Result<(Header, Engine),
         return Err(corrupt(format!("unknown flags {flags:#04x}")));
     }
     let failure_chance = match h[14] {
-        0 => Some(ConstructionFailureChance::OneIn2),
-        1 => Some(ConstructionFailureChance::OneIn20),
-        2 => Some(ConstructionFailureChance::OneIn1000),
         NOT_APPLICABLE => None,
-        other => return Err(corrupt(format!("failure chance code {other}"))),
+        code => Some(
+            ConstructionFailureChance::from_code(code)
+                .ok_or_else(|| corrupt(format!("failure chance code {code}")))?,
+        ),
     };
     if h[15] != 0 {
         return Err(corrupt("reserved byte is not zero"));
@@ -261,7 +259,7 @@ fn check_layout(header: &Header) -> Result<Engine, Error> {
         type Output = Result<Engine, Error>;
         fn visit<S: RibbonSettings>(self) -> Self::Output
         where
-            Typed<S>: Into<Engine>,
+            QueryState<S>: Into<Engine>,
         {
             let h = self.0;
             let w = S::CoeffRow::BITS;
@@ -288,7 +286,7 @@ fn check_layout(header: &Header) -> Result<Engine, Error> {
                     h.solution_len, h.num_blocks, h.upper_num_columns, h.upper_start_block
                 )));
             }
-            Ok(Typed::<S>::new(h.num_blocks, h.solution_len, h.seed).into())
+            Ok(QueryState::<S>::new(h.num_blocks, h.solution_len, h.seed).into())
         }
     }
     dispatch(header.shape, Check(header))

@@ -2,30 +2,22 @@
 //! filter block (`crate::standard128`): the same solution bytes under another
 //! header.
 //!
-//! RocksDB's block is `[ solution ][ 0xFE ][ seed: u8 ][ num_blocks: u24 LE ]`
-//! with width 128, Standard Ribbon, first coefficient always one and no
-//! smash. Both formats query the solution through the same
-//! [`InterleavedLayout`], so answers are identical both ways, and
-//! RocksDB → standalone → RocksDB gives back the same bytes (bytes past the
-//! last whole 16-byte segment, which RocksDB ignores, are dropped).
+//! RocksDB's block is the solution and the trailer that
+//! [`crate::standard128`] writes and parses (`[0xFE][seed][num_blocks:
+//! u24]`), with the settings [`Standard128`]. Both formats query the
+//! solution through the same [`crate::solution::InterleavedLayout`], so
+//! answers are identical both ways, and RocksDB → standalone → RocksDB
+//! gives back the same bytes (bytes past the last whole 16-byte segment,
+//! which RocksDB ignores, are dropped).
 
-use super::engine::{Engine, Shape, Typed, Width};
+use super::engine::{Engine, QueryState, Shape};
 use super::file::{file_len, Header, HEADER_LEN};
-use super::{Error, Meta, Ribbon};
-use crate::alg::Standard128;
-use crate::solution::InterleavedLayout;
-use crate::standard128::{FAILURE_CHANCE, METADATA_LEN, RIBBON_MARKER};
+use super::{Decoded, Error, Ribbon};
+use crate::standard128::{self, RibbonTrailer, Standard128, FAILURE_CHANCE, MAX_BLOCKS, METADATA_LEN};
+use crate::trailer::{self, Parsed};
 
 /// The standalone shape of RocksDB's format.
-const STANDARD128: Shape = Shape {
-    width: Width::W128,
-    first_coeff_always_one: true,
-    smash: false,
-    homogeneous: false,
-};
-
-/// RocksDB's trailer stores num_blocks in 24 bits.
-const MAX_ROCKSDB_BLOCKS: u32 = (1 << 24) - 1;
+const STANDARD128: Shape = Shape::of::<Standard128>();
 
 impl Ribbon {
     /// Imports a RocksDB Standard128 Ribbon filter block (the filter
@@ -56,73 +48,65 @@ impl Ribbon {
     /// # Ok::<(), ribbon::standalone::Error>(())
     /// ```
     pub fn from_rocksdb(block: &[u8], num_keys: u64) -> Result<Self, Error> {
-        let empty = |num_keys| {
-            let header = Header {
-                shape: STANDARD128,
-                failure_chance: Some(FAILURE_CHANCE),
-                seed: 0,
-                num_blocks: 0,
-                num_keys,
-                solution_len: 0,
-                upper_num_columns: 0,
-                upper_start_block: 0,
-                target_fp_rate: 0.0,
-            };
-            seal(header, &[], Engine::Empty)
+        let reader = match standard128::parse_trailer(block) {
+            Parsed::Reader(reader) => reader,
+            Parsed::AlwaysFalse => {
+                let header = Header {
+                    shape: STANDARD128,
+                    failure_chance: Some(FAILURE_CHANCE),
+                    seed: 0,
+                    num_blocks: 0,
+                    num_keys,
+                    solution_len: 0,
+                    upper_num_columns: 0,
+                    upper_start_block: 0,
+                    target_fp_rate: 0.0,
+                };
+                return Ok(seal(header, &[], Engine::Empty));
+            }
+            Parsed::OtherFormat => {
+                let kind = trailer::marker(block).map_or_else(String::new, |m| m.describe());
+                return Err(Error::NotRocksDbRibbon(kind));
+            }
+            Parsed::AlwaysTrue => {
+                let num_blocks = trailer::split(block)
+                    .and_then(|(_, t)| RibbonTrailer::decode(t))
+                    .map_or(0, |t| t.num_blocks);
+                return Err(Error::NotRocksDbRibbon(format!(
+                    "{num_blocks} blocks (RocksDB answers \"may match\" for every key)"
+                )));
+            }
         };
-        if block.len() <= METADATA_LEN {
-            return Ok(empty(num_keys));
-        }
-        let len = block.len() - METADATA_LEN;
-        let trailer = &block[len..];
-        if trailer[0] != RIBBON_MARKER {
-            let kind = match trailer[0] as i8 {
-                -1 => "a FastLocalBloom filter".to_string(),
-                1.. => "a legacy Bloom filter".to_string(),
-                other => format!("an unknown filter (marker {other})"),
-            };
-            return Err(Error::NotRocksDbRibbon(kind));
-        }
-        let seed = u32::from(trailer[1]);
-        let num_blocks = u32::from_le_bytes([trailer[2], trailer[3], trailer[4], 0]);
-        if num_blocks < 2 {
-            return Err(Error::NotRocksDbRibbon(format!(
-                "{num_blocks} blocks (RocksDB answers \"may match\" for every key)"
-            )));
-        }
-        let data = &block[..len];
-        let layout = InterleavedLayout::<Standard128>::for_num_blocks(num_blocks, data.len());
+        let layout = reader.layout();
         if layout.upper_num_columns() == 0 {
             return Err(Error::NotRocksDbRibbon(
                 "no whole solution segment (RocksDB answers \"may match\" for every key)".into(),
             ));
         }
-        let solution = &data[..layout.data_len()];
+        let solution = &block[..layout.data_len()];
         let header = Header {
             shape: STANDARD128,
             failure_chance: Some(FAILURE_CHANCE),
-            seed,
-            num_blocks,
+            seed: reader.seed(),
+            num_blocks: layout.num_blocks(),
             num_keys,
             solution_len: solution.len(),
             upper_num_columns: layout.upper_num_columns(),
             upper_start_block: layout.upper_start_block(),
             target_fp_rate: layout.expected_fp_rate(),
         };
-        let engine = Typed::<Standard128Settings>::new(num_blocks, solution.len(), seed).into();
+        let engine =
+            QueryState::<Standard128>::new(layout.num_blocks(), solution.len(), reader.seed()).into();
         Ok(seal(header, solution, engine))
     }
 }
-
-/// The standalone settings type equal to RocksDB's [`Standard128`].
-type Standard128Settings = super::Settings<u128, true, false, false>;
 
 fn seal(header: Header, solution: &[u8], engine: Engine) -> Ribbon {
     let mut bytes = vec![0u8; file_len(solution.len())];
     bytes[HEADER_LEN..HEADER_LEN + solution.len()].copy_from_slice(solution);
     header.seal(&mut bytes);
     Ribbon {
-        meta: Meta { header, engine },
+        decoded: Decoded { header, engine },
         bytes,
     }
 }
@@ -144,16 +128,20 @@ pub(super) fn export(header: &Header, solution: &[u8]) -> Result<Vec<u8>, Error>
             s.smash
         ));
     }
-    if header.seed > 255 {
+    let Ok(seed) = u8::try_from(header.seed) else {
         return incompatible(format!("seed {} does not fit RocksDB's seed byte", header.seed));
-    }
-    if header.num_blocks > MAX_ROCKSDB_BLOCKS {
+    };
+    if header.num_blocks > MAX_BLOCKS {
         return incompatible(format!("{} blocks exceed RocksDB's 24 bits", header.num_blocks));
     }
     let mut block = Vec::with_capacity(solution.len() + METADATA_LEN);
     block.extend_from_slice(solution);
-    block.push(RIBBON_MARKER);
-    block.push(header.seed as u8);
-    block.extend_from_slice(&header.num_blocks.to_le_bytes()[..3]);
+    block.extend_from_slice(
+        &RibbonTrailer {
+            seed,
+            num_blocks: header.num_blocks,
+        }
+        .encode(),
+    );
     Ok(block)
 }

@@ -19,7 +19,7 @@
 //! number of columns).
 
 use super::config::{Config, Mode};
-use super::engine::{dispatch, Engine, Typed, Visitor};
+use super::engine::{dispatch, Engine, QueryState, Visitor};
 use super::Error;
 use crate::alg::{Banding, CoeffRow, RibbonSettings};
 use crate::config::{BandingConfig, ConstructionFailureChance};
@@ -84,11 +84,7 @@ pub const W32_FACTOR_PER_POW2: f64 = 0.025;
 
 /// Unrounded slots for width-32 Standard Ribbon and `n >= 1` keys.
 fn w32_num_slots(chance: ConstructionFailureChance, smash: bool, n: u64) -> f64 {
-    let known = &W32_KNOWN_TO_ADD[usize::from(smash)][match chance {
-        ConstructionFailureChance::OneIn2 => 0,
-        ConstructionFailureChance::OneIn20 => 1,
-        ConstructionFailureChance::OneIn1000 => 2,
-    }];
+    let known = &W32_KNOWN_TO_ADD[usize::from(smash)][usize::from(chance.code())];
     let n = n as f64;
     let last = known.len() - 1;
     // Below the smallest tabulated size: that size.
@@ -237,7 +233,7 @@ impl Config {
             type Output = Result<Plan, Error>;
             fn visit<S: RibbonSettings>(self) -> Self::Output
             where
-                Typed<S>: Into<Engine>,
+                QueryState<S>: Into<Engine>,
             {
                 plan_typed::<S>(self.0, self.1)
             }

@@ -1,20 +1,21 @@
 //! Deterministic key generators shared by the golden-vector generator, the
-//! `ribbon` crate tests and the compatibility suite (included by path).
+//! `ribbon` crate tests, the benchmarks and the compatibility suite.
 
-/// SplitMix64: a small deterministic generator for test data.
+/// SplitMix64 ([`crate::hash::split_mix64`]): a small deterministic
+/// generator for test data; the field is its state.
+#[derive(Debug, Clone)]
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        crate::hash::split_mix64(&mut self.0)
     }
+    /// A value in `0..n` (fast range; 0 for `n == 0`).
     pub fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
+    /// `len` random bytes.
     pub fn bytes(&mut self, len: usize) -> Vec<u8> {
         (0..len).map(|_| self.next_u64() as u8).collect()
     }

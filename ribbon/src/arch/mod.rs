@@ -1,0 +1,187 @@
+//! Target-specific fast paths, each beside its portable twin.
+//!
+//! As in the `memchr` crate: one module per target ([`x86_64`]), the
+//! accelerated code compiled into every build with `#[target_feature]`,
+//! and a runtime check (`is_x86_feature_detected!`) that picks it where
+//! the CPU has the feature. A baseline x86-64 build (what CI compiles) thus
+//! runs the AVX2 path on an AVX2 machine, and tests compare every fast path
+//! with its portable twin in the same build, so both always run.
+//!
+//! The check is made once and cached: a reader records its [`BloomKernel`]
+//! when it is created, so a query pays one predictable branch.
+//!
+//! Two things live here:
+//!
+//! * [`prefetch`]: the one memory-prefetch hint every batched query and the
+//!   Bloom builder use, with RocksDB's locality (`PREFETCH(addr, 0, 1)`,
+//!   `prefetcht2` on x86-64); a no-op on other targets. It never changes an
+//!   answer.
+//! * [`BloomKernel`]: the check of one FastLocalBloom cache line (RocksDB's
+//!   `HashMayMatchPrepared`), portable or with AVX2 (RocksDB's `__AVX2__`
+//!   code, eight probes at a time).
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86_64;
+
+/// Hints the CPU to fetch the cache line holding `data[offset]` for a read
+/// soon. Does nothing when `offset` is outside `data` or the target has no
+/// prefetch hint; never reads memory architecturally.
+#[inline(always)]
+pub(crate) fn prefetch(data: &[u8], offset: usize) {
+    if let Some(byte) = data.get(offset) {
+        #[cfg(target_arch = "x86_64")]
+        x86_64::prefetch(byte);
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = byte;
+    }
+}
+
+/// [`prefetch`] for the first and the last byte of `data[offset..offset +
+/// len]` (`len >= 1`), as RocksDB prefetches a Bloom cache line that may
+/// straddle two hardware lines.
+#[inline(always)]
+pub(crate) fn prefetch_range(data: &[u8], offset: usize, len: usize) {
+    prefetch(data, offset);
+    prefetch(data, offset.saturating_add(len - 1));
+}
+
+/// Bits of one FastLocalBloom cache line: the probes stay inside it.
+pub(crate) const BLOOM_LINE_BYTES: usize = 64;
+
+/// 32-bit golden ratio; successive FastLocalBloom probes multiply by it.
+pub(crate) const GOLDEN: u32 = 0x9e37_79b9;
+
+/// Which implementation checks a FastLocalBloom cache line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BloomKernel {
+    /// Portable Rust, one probe at a time.
+    Portable,
+    /// AVX2, eight probes at a time (x86-64 CPUs with AVX2 only).
+    Avx2,
+}
+
+impl BloomKernel {
+    /// The fastest kernel this CPU runs, detected on the first call and
+    /// cached (an atomic load afterwards).
+    #[inline]
+    #[must_use]
+    pub fn detected() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if x86_64::avx2_detected() {
+            return BloomKernel::Avx2;
+        }
+        BloomKernel::Portable
+    }
+
+    /// Every kernel this CPU runs, portable first (for tests that compare
+    /// them).
+    #[must_use]
+    pub fn available() -> Vec<Self> {
+        let mut kernels = vec![BloomKernel::Portable];
+        if BloomKernel::detected() == BloomKernel::Avx2 {
+            kernels.push(BloomKernel::Avx2);
+        }
+        kernels
+    }
+
+    /// Whether all `num_probes` bits that `h2` selects are set in `line`
+    /// (`num_probes <= 0` gives true).
+    #[inline]
+    #[must_use]
+    pub fn line_may_match(self, h2: u32, num_probes: i32, line: &[u8; BLOOM_LINE_BYTES]) -> bool {
+        match self {
+            BloomKernel::Portable => portable_line_may_match(h2, num_probes, line),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `BloomKernel::Avx2` exists only where the CPU has AVX2:
+            // `detected` returns it after `is_x86_feature_detected!("avx2")`,
+            // and `available` only lists what `detected` returned.
+            BloomKernel::Avx2 => unsafe { x86_64::line_may_match_avx2(h2, num_probes, line) },
+            #[cfg(not(target_arch = "x86_64"))]
+            BloomKernel::Avx2 => portable_line_may_match(h2, num_probes, line),
+        }
+    }
+}
+
+/// The portable FastLocalBloom line check (RocksDB's scalar
+/// `HashMayMatchPrepared`): probe `i` tests bit `(h2 * GOLDEN^i) >> 23`.
+#[inline(always)]
+pub(crate) fn portable_line_may_match(h2: u32, num_probes: i32, line: &[u8; BLOOM_LINE_BYTES]) -> bool {
+    let mut h = h2;
+    for _ in 0..num_probes {
+        let bitpos = (h >> (32 - 9)) as usize;
+        if line[bitpos >> 3] & (1u8 << (bitpos & 7)) == 0 {
+            return false;
+        }
+        h = h.wrapping_mul(GOLDEN);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::split_mix64;
+
+    /// Every kernel gives the portable answer, for every probe count
+    /// (including the reserved ones a corrupt trailer can carry) and lines
+    /// from empty to full.
+    #[test]
+    fn every_kernel_answers_as_the_portable_one() {
+        let kernels = BloomKernel::available();
+        if cfg!(target_arch = "x86_64") && std::env::var_os("RIBBON_REQUIRE_AVX2").is_some() {
+            assert!(
+                kernels.contains(&BloomKernel::Avx2),
+                "RIBBON_REQUIRE_AVX2 is set but AVX2 is not detected"
+            );
+        }
+        let mut state = 1u64;
+        let rounds = if cfg!(miri) { 40 } else { 20_000 };
+        let (mut yes, mut no) = (0, 0);
+        for round in 0..rounds {
+            let mut line = [0u8; BLOOM_LINE_BYTES];
+            // Dense lines, so that many probes can all hit.
+            let density = round % 4;
+            for b in &mut line {
+                let r = split_mix64(&mut state);
+                *b = match density {
+                    0 => r as u8,
+                    1 => (r | (r >> 8)) as u8,
+                    2 => (r | (r >> 8) | (r >> 16) | (r >> 24)) as u8,
+                    _ => 0xFF,
+                };
+            }
+            let h2 = split_mix64(&mut state) as u32;
+            for num_probes in [-1, 0, 1, 2, 3, 6, 7, 8, 9, 15, 16, 17, 24, 30, 31, 100] {
+                let want = portable_line_may_match(h2, num_probes, &line);
+                if want {
+                    yes += 1;
+                } else {
+                    no += 1;
+                }
+                for &k in &kernels {
+                    assert_eq!(
+                        k.line_may_match(h2, num_probes, &line),
+                        want,
+                        "{k:?} probes {num_probes}"
+                    );
+                }
+            }
+        }
+        assert!(
+            yes > rounds && no > rounds,
+            "both answers exercised: {yes} yes, {no} no"
+        );
+    }
+
+    #[test]
+    fn prefetch_outside_the_data_is_a_no_op() {
+        let data = [1u8; 10];
+        prefetch(&data, 0);
+        prefetch(&data, 9);
+        prefetch(&data, 10);
+        prefetch(&data, usize::MAX);
+        prefetch_range(&data, 5, 64);
+        prefetch_range(&data, usize::MAX, 64);
+        prefetch(&[], 0);
+    }
+}

@@ -1,0 +1,103 @@
+//! Construction: from keys or hashes to a sized, banded and
+//! back-substituted filter, for the settings type of the configuration.
+
+use super::engine::{band, dispatch, Engine, QueryState, Visitor};
+use super::file::{Header, HEADER_LEN};
+use super::{sizing, Config, Decoded, Error, Mode, Ribbon};
+use crate::alg::RibbonSettings;
+use crate::hash::get_slice_hash64;
+use crate::solution::InterleavedLayout;
+
+impl Ribbon {
+    /// Builds a filter of `keys`, each hashed with
+    /// [`crate::hash::get_slice_hash64`].
+    ///
+    /// Errors: an invalid `config`, too many keys, or (Standard Ribbon) no
+    /// seed of the budget banding.
+    pub fn from_keys<I>(keys: I, config: &Config) -> Result<Self, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        config.validate()?;
+        let mut hashes: Vec<u64> = keys.into_iter().map(|k| get_slice_hash64(k.as_ref())).collect();
+        Self::build(&mut hashes, config)
+    }
+
+    /// Builds a filter of keys given as 64-bit hashes (query them with
+    /// [`Ribbon::contains_hash`]). The hashes should be uniformly
+    /// distributed; equal hashes are allowed. The hashes are copied (8
+    /// bytes per key until the function returns), since large sets are
+    /// banded in start order.
+    ///
+    /// Errors: as [`Ribbon::from_keys`].
+    pub fn from_hashes(hashes: &[u64], config: &Config) -> Result<Self, Error> {
+        config.validate()?;
+        Self::build(&mut hashes.to_vec(), config)
+    }
+
+    /// Builds from hashes it may reorder (a valid `config`).
+    fn build(hashes: &mut [u64], config: &Config) -> Result<Self, Error> {
+        dispatch(config.shape()?, Build { config, hashes })
+    }
+}
+
+/// Builds the filter for the settings type `S` of a (valid) configuration.
+struct Build<'a> {
+    config: &'a Config,
+    hashes: &'a mut [u64],
+}
+
+impl Visitor for Build<'_> {
+    type Output = Result<Ribbon, Error>;
+    fn visit<S: RibbonSettings>(self) -> Self::Output
+    where
+        QueryState<S>: Into<Engine>,
+    {
+        let Build { config, hashes } = self;
+        let num_keys = hashes.len() as u64;
+        let plan = sizing::plan_typed::<S>(config, num_keys)?;
+        let mut seed = config.seed;
+        let mut engine = Engine::Empty;
+        // The file is allocated once banding has succeeded (a failed
+        // construction allocates none).
+        let mut bytes;
+        if plan.num_blocks == 0 {
+            bytes = vec![0u8; plan.file_len];
+        } else {
+            let max_seeds = if S::HOMOGENEOUS { 1 } else { config.max_seeds };
+            let (found, banding) =
+                band::<S>(hashes, plan.num_slots, config.seed, max_seeds).map_err(|tried| {
+                    Error::ConstructionFailed {
+                        num_keys,
+                        num_slots: plan.num_slots,
+                        first_seed: config.seed,
+                        seeds_tried: tried,
+                    }
+                })?;
+            seed = found;
+            bytes = vec![0u8; plan.file_len];
+            let layout = InterleavedLayout::<S>::for_num_slots(plan.num_slots, plan.solution_len);
+            layout.back_subst(&banding, &mut bytes[HEADER_LEN..HEADER_LEN + plan.solution_len]);
+            engine = QueryState::<S>::new(plan.num_blocks, plan.solution_len, seed).into();
+        }
+        let shape = config.shape()?;
+        let header = Header {
+            shape,
+            failure_chance: (config.mode == Mode::Standard && config.slot_overhead.is_none())
+                .then_some(config.failure_chance),
+            seed,
+            num_blocks: plan.num_blocks,
+            num_keys,
+            solution_len: plan.solution_len,
+            upper_num_columns: plan.upper_num_columns,
+            upper_start_block: plan.upper_start_block,
+            target_fp_rate: config.precision.target_fp_rate(),
+        };
+        header.seal(&mut bytes);
+        Ok(Ribbon {
+            decoded: Decoded { header, engine },
+            bytes,
+        })
+    }
+}

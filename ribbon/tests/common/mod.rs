@@ -1,4 +1,0 @@
-//! Helpers shared by the integration tests.
-#![allow(dead_code)]
-
-pub mod keys;
