@@ -149,3 +149,44 @@ fn rust_policy_ids_round_trip() {
         .unwrap()
         .has_builder());
 }
+
+/// One grammar: every id string is accepted by RocksDB (through the
+/// bridge's registration) exactly when `FilterPolicy::parse` accepts it, and
+/// RocksDB writes back the id `FilterPolicy::id` gives.
+#[test]
+fn bridge_and_filter_policy_parse_agree_on_ids() {
+    use ribbon::policy::{FilterPolicy, Provider};
+    for id in [
+        "rust.RibbonFilter:10",
+        "rust.RibbonFilter:6.5:-1",
+        "rust.RibbonFilter:23.456:3",
+        "rust.RibbonFilter:0.75",
+        "rust.BloomFilter:10",
+        "rust.BloomFilter:9.9",
+        "rust.BloomFilter:10:false",
+        "rust.RibbonFilter:banana",
+        "rust.RibbonFilter:10:1:2",
+        "rust.RibbonFilter",
+        "rust.FastLocalBloomFilter:10",
+    ] {
+        let parsed = FilterPolicy::parse(id);
+        let mut opts = rocksdb::Options::default();
+        opts.set_block_based_table_factory(&rocksdb::BlockBasedOptions::default());
+        let bridged = rocks_bridge::set_filter_policy(&mut opts, id);
+        match parsed {
+            Ok(Some(p)) => {
+                assert_eq!(p.provider(), Provider::Rust, "{id}");
+                assert!(bridged.is_ok(), "{id}: {bridged:?}");
+                assert_eq!(rocks_bridge::filter_policy_id(&opts), Some(p.id()), "{id}");
+                assert_eq!(rocks_bridge::canonical_id(id), Some(p.id()), "{id}");
+            }
+            _ => {
+                assert!(
+                    bridged.is_err(),
+                    "{id}: RocksDB accepted what FilterPolicy::parse rejects"
+                );
+                assert_eq!(rocks_bridge::canonical_id(id), None, "{id}");
+            }
+        }
+    }
+}

@@ -505,20 +505,8 @@ fn info_tells_bloom_from_ribbon_by_level() {
         let sst = SstFile::open(dir.path().join(f.name.trim_start_matches('/'))).unwrap();
         let info = TableInfo::new(&sst);
         let want = if f.level == 0 { "Bloom" } else { "Ribbon" };
-        assert_eq!(
-            info.family(),
-            want,
-            "{} at L{}: {}",
-            f.name,
-            f.level,
-            info.to_text()
-        );
-        assert_eq!(
-            info.policy_name.as_deref(),
-            Some("ribbonfilter"),
-            "{}",
-            info.to_text()
-        );
+        assert_eq!(info.family(), want, "{} at L{}: {info:?}", f.name, f.level,);
+        assert_eq!(info.policy_name.as_deref(), Some("ribbonfilter"), "{info:?}");
     }
 }
 

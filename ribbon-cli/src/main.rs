@@ -1,63 +1,150 @@
-//! `ribbon`: build and query RocksDB-format filters from key files, without
-//! RocksDB.
+//! `ribbon`: build, query and inspect RocksDB-format filters and the filters
+//! inside SST files, without RocksDB. `ribbon --help` lists the commands.
 //!
-//! ```text
-//! ribbon build --policy POLICY [--format-version N] [--level L | --flush] --keys FILE [--hex] --out FILTER
-//! ribbon query --filter FILTER --keys FILE [--hex] [--batch]
-//! ribbon info --filter FILTER
-//! ribbon sst info|query|dump-filter|verify ...
-//! ribbon build --standalone ... / query and info on standalone filter files
-//! ```
+//! Every failure is one line on standard error: exit code 2 for a bad
+//! command line (with a pointer to `--help`), 1 for anything else. Nothing
+//! panics on bad input, on a non-UTF-8 argument or on a failed write.
 
-mod args;
-mod commands;
-mod keys;
+mod build;
+mod cli;
+mod error;
+mod filter_file;
+mod input;
+mod output;
+mod progress;
 mod sst;
+mod sst_report;
 mod standalone;
 
+use clap::error::ErrorKind;
+use clap::Parser;
+use cli::{Cli, Command};
+use error::Error;
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage:
-  ribbon build --policy POLICY [--format-version N] [--level L | --flush] --keys FILE [--hex] --out FILTER
-  ribbon query --filter FILTER --keys FILE [--hex] [--batch]
-  ribbon info --filter FILTER
-  ribbon sst info FILE.sst|DIR... [--json]
-  ribbon sst query FILE.sst --keys FILE [--hex] [--prefix]
-  ribbon sst dump-filter FILE.sst --out FILTER
-  ribbon sst verify FILE.sst|DIR...
-
-POLICY is a RocksDB filter policy id: ribbonfilter:BITS[:BLOOM_BEFORE_LEVEL],
-bloomfilter:BITS, rocksdb.internal.Standard128RibbonFilter:BITS,
-rocksdb.internal.FastLocalBloomFilter:BITS, rocksdb.internal.LegacyBloomFilter:BITS.
---format-version defaults to 7 and --level to -1 (an SstFileWriter file);
---flush builds as for a memtable flush. A keys file has one key per line; with
---hex each line is the key in hex (an empty line is the empty key).
-`build` writes the filter block contents RocksDB puts in an SST (no block
-trailer); `query` prints 1 (may match) or 0 (definitely not) per key.";
-
-/// A failure reported as one line on stderr.
-#[derive(Debug)]
-pub enum Error {
-    /// Bad command line: exit code 2, with the usage.
-    Usage(String),
-    /// Anything else: exit code 1.
-    Failed(String),
+fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let result = match Cli::try_parse_from(&argv) {
+        Ok(cli) => run(cli),
+        Err(e) => clap_outcome(&e, &argv),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            output::note(&e.to_string());
+            ExitCode::from(e.exit_code())
+        }
+    }
 }
 
-fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    match commands::run(&argv) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Error::Usage(msg)) => {
-            eprintln!("ribbon: {msg}");
-            eprintln!("{USAGE}");
-            eprintln!("{}", standalone::USAGE);
-            ExitCode::from(2)
+fn run(cli: Cli) -> Result<(), Error> {
+    match cli.command {
+        Command::Build(args) if args.standalone.standalone => standalone::build(&args),
+        Command::Build(args) => build::build(&args),
+        Command::Query(args) => filter_file::query(&args),
+        Command::Info(args) => filter_file::info(&args),
+        Command::Sst(cmd) => sst::run(cmd),
+    }
+}
+
+/// What clap's verdict means for us: help and version go to standard output
+/// (exit 0); anything else becomes a one-line usage error that points at the
+/// `--help` of the subcommand that was typed.
+fn clap_outcome(e: &clap::Error, argv: &[std::ffi::OsString]) -> Result<(), Error> {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let mut out = output::Stdout::new();
+        out.bytes(e.render().to_string().as_bytes())?;
+        return out.finish();
+    }
+    let message = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        "missing subcommand".to_string()
+    } else {
+        error_message(&e.render().to_string())
+    };
+    Err(Error::usage(format!(
+        "{message} (try '{} --help')",
+        subcommand(argv)
+    )))
+}
+
+/// clap's error text without its usage and tips, on one line: the
+/// `error: ` line, joined with the indented lines that continue it
+/// (`the following required arguments were not provided: --out <FILE>`).
+fn error_message(rendered: &str) -> String {
+    let mut lines = rendered.lines().skip_while(|l| l.trim().is_empty());
+    let first = lines.next().unwrap_or("invalid command line").trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let rest: Vec<&str> = lines
+        .take_while(|l| l.starts_with("  ") && !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    match rest.as_slice() {
+        [] => first.to_string(),
+        _ => format!("{first} {}", rest.join(", ")),
+    }
+}
+
+/// The subcommand path typed, as far as it names subcommands:
+/// `ribbon`, `ribbon build`, `ribbon sst info`.
+fn subcommand(argv: &[std::ffi::OsString]) -> String {
+    let mut path = vec!["ribbon"];
+    let mut words = argv
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .filter(|a| !a.starts_with('-'));
+    match words.next() {
+        Some(top @ ("build" | "query" | "info")) => path.push(top),
+        Some("sst") => {
+            path.push("sst");
+            if let Some(sub @ ("info" | "query" | "dump-filter" | "verify")) = words.next() {
+                path.push(sub);
+            }
         }
-        Err(Error::Failed(msg)) => {
-            eprintln!("ribbon: {msg}");
-            ExitCode::from(1)
+        _ => {}
+    }
+    path.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage_error(args: &[&str]) -> String {
+        let argv: Vec<std::ffi::OsString> = std::iter::once("ribbon")
+            .chain(args.iter().copied())
+            .map(Into::into)
+            .collect();
+        let e = Cli::try_parse_from(&argv).unwrap_err();
+        match clap_outcome(&e, &argv) {
+            Err(Error::Usage(m)) => m,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn usage_errors_are_one_line_and_point_at_the_right_help() {
+        let e = usage_error(&["build", "--policy", "ribbonfilter:10", "--keys", "k"]);
+        assert!(
+            e.contains("not provided: --out <FILE>") && e.ends_with("(try 'ribbon build --help')"),
+            "{e}"
+        );
+        let e = usage_error(&["sst"]);
+        assert_eq!(e, "missing subcommand (try 'ribbon sst --help')");
+        let e = usage_error(&["sst", "info"]);
+        assert!(e.ends_with("(try 'ribbon sst info --help')"), "{e}");
+        let e = usage_error(&["frobnicate"]);
+        assert!(
+            e.contains("frobnicate") && e.ends_with("(try 'ribbon --help')"),
+            "{e}"
+        );
+        let e = usage_error(&["build", "--policy", "cuckoo:10", "--keys", "k", "--out", "o"]);
+        assert!(
+            e.contains("\"cuckoo:10\"") && e.ends_with("(try 'ribbon build --help')"),
+            "{e}"
+        );
+        for e in [e, usage_error(&[])] {
+            assert!(!e.contains('\n'), "{e}");
         }
     }
 }

@@ -2,11 +2,7 @@
 //! filter native RocksDB writes (checked against the golden vectors captured
 //! from RocksDB), and `ribbon query` gives RocksDB's answers.
 
-#[path = "../../ribbon/tests/common/keys.rs"]
-#[allow(dead_code)]
-mod keys;
-
-use keys::{match_summary, member_keys, non_member_keys, KeyKind};
+use ribbon::test_support::keys::{match_summary, member_keys, non_member_keys, KeyKind};
 use std::path::Path;
 use std::process::Command;
 
@@ -186,7 +182,7 @@ fn bad_input_is_a_one_line_error() {
         (
             vec!["build", "--policy", "ribbonfilter:10", "--keys", k],
             2,
-            "--out is required",
+            "--out <FILE>",
         ),
         (
             vec!["build", "--policy", "ribbonfilter:0.1", "--keys", k, "--out", o],
@@ -206,14 +202,14 @@ fn bad_input_is_a_one_line_error() {
                 o,
             ],
             2,
-            "integer",
+            "--format-version",
         ),
         (
             vec!["query", "--filter", "/nonexistent", "--keys", k],
             1,
             "cannot read",
         ),
-        (vec!["frobnicate"], 2, "unknown subcommand"),
+        (vec!["frobnicate"], 2, "unrecognized subcommand"),
         (vec![], 2, "missing subcommand"),
     ] {
         let r = ribbon(&args);
@@ -225,8 +221,10 @@ fn bad_input_is_a_one_line_error() {
             "{args:?}: {err}"
         );
     }
-    // A corrupt filter file still answers, never a false negative.
-    std::fs::write(&out, [0xFEu8, 1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    // A filter file RocksDB never writes (a Ribbon trailer with one block)
+    // is refused rather than answering "may match" for every key.
+    std::fs::write(&out, [0xFEu8, 1, 2, 3, 4, 0xFE, 0, 1, 0, 0]).unwrap();
     let r = ribbon(&["query", "--filter", o, "--keys", k]);
-    assert!(r.status.success());
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("fewer than 2 blocks"));
 }

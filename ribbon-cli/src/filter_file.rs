@@ -1,0 +1,176 @@
+//! `ribbon query` and `ribbon info`: a filter file is a RocksDB filter block
+//! (as `ribbon build` or `ribbon sst dump-filter` write it) or a standalone
+//! Ribbon filter file. Anything else is refused with one line that says what
+//! the bytes are, never read as a filter that answers every key alike: a
+//! 0-byte file, an SST file, a standalone file with a bad header, and bytes
+//! whose trailer is no filter RocksDB writes (the message says how RocksDB
+//! itself would read them).
+
+use crate::cli::{InfoArgs, QueryArgs};
+use crate::error::{shown, Error};
+use crate::input::{at_most_one_stdin, read_all, Keys};
+use crate::output::{write_answers, Stdout};
+use crate::standalone;
+use ribbon::format::FilterReader;
+use ribbon::standalone::{file::has_magic, RibbonRef};
+use ribbon_sst::footer::{
+    BLOCK_BASED_MAGIC, CUCKOO_TABLE_MAGIC, LEGACY_BLOCK_BASED_MAGIC, LEGACY_PLAIN_TABLE_MAGIC,
+    PLAIN_TABLE_MAGIC,
+};
+use serde::Serialize;
+use std::path::Path;
+
+/// A filter file, read.
+pub enum FilterFile<'a> {
+    /// A RocksDB filter block.
+    RocksDb(FilterReader<'a>),
+    /// A standalone Ribbon filter file.
+    Standalone(RibbonRef<'a>),
+}
+
+/// Recognises the filter in `bytes` (read from `path`), or says what the
+/// bytes are instead.
+pub fn load<'a>(path: &Path, bytes: &'a [u8]) -> Result<FilterFile<'a>, Error> {
+    let name = shown(path);
+    if bytes.is_empty() {
+        return Err(Error::failed(format!(
+            "{name}: empty file, not a filter (RocksDB reads an empty filter block as a filter of \
+             zero keys: \"definitely not\" for every key)"
+        )));
+    }
+    if has_magic(bytes) {
+        return RibbonRef::from_bytes(bytes)
+            .map(FilterFile::Standalone)
+            .map_err(|e| Error::failed(format!("{name}: standalone Ribbon filter file: {e}")));
+    }
+    if let Some(table) = table_kind(bytes) {
+        return Err(Error::failed(format!(
+            "{name}: this is an SST file ({table}), not a filter block: use 'ribbon sst query' or \
+             'ribbon sst info', or 'ribbon sst dump-filter' to extract its filter"
+        )));
+    }
+    FilterReader::parse(bytes)
+        .map(FilterFile::RocksDb)
+        .map_err(|e| Error::failed(format!("{name}: {e}")))
+}
+
+/// The table format whose magic number ends `bytes`, if any.
+fn table_kind(bytes: &[u8]) -> Option<&'static str> {
+    let tail: [u8; 8] = bytes.get(bytes.len().checked_sub(8)?..)?.try_into().ok()?;
+    match u64::from_le_bytes(tail) {
+        BLOCK_BASED_MAGIC | LEGACY_BLOCK_BASED_MAGIC => Some("block-based table"),
+        PLAIN_TABLE_MAGIC | LEGACY_PLAIN_TABLE_MAGIC => Some("plain table"),
+        CUCKOO_TABLE_MAGIC => Some("cuckoo table"),
+        _ => None,
+    }
+}
+
+/// `ribbon query`.
+pub fn query(args: &QueryArgs) -> Result<(), Error> {
+    at_most_one_stdin(&[&args.filter, &args.keys])?;
+    let bytes = read_all(&args.filter)?;
+    let filter = load(&args.filter, &bytes)?;
+    let keys = Keys::read(&args.keys, args.hex)?;
+    let answers: Vec<bool> = match (&filter, args.batch) {
+        (FilterFile::RocksDb(r), true) => r.may_match_many(&keys.slices()),
+        (FilterFile::RocksDb(r), false) => keys.iter().map(|k| r.may_match(k)).collect(),
+        (FilterFile::Standalone(f), true) => f.contains_many(&keys.slices()),
+        (FilterFile::Standalone(f), false) => keys.iter().map(|k| f.contains(k)).collect(),
+    };
+    write_answers(answers)
+}
+
+/// `ribbon info`.
+pub fn info(args: &InfoArgs) -> Result<(), Error> {
+    let bytes = read_all(&args.filter)?;
+    let mut out = Stdout::new();
+    match load(&args.filter, &bytes)? {
+        FilterFile::RocksDb(r) if args.json => {
+            out.line(&to_json(&RocksDbFilterInfo::new(&r, bytes.len()))?)?;
+        }
+        FilterFile::RocksDb(r) => out.line(&r.describe().to_string())?,
+        FilterFile::Standalone(f) if args.json => out.line(&to_json(&standalone::Info::new(&f))?)?,
+        FilterFile::Standalone(f) => out.line(&standalone::describe(&f))?,
+    }
+    out.finish()
+}
+
+/// Serialises one JSON document.
+pub fn to_json(value: &impl Serialize) -> Result<String, Error> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::failed(format!("cannot encode JSON: {e}")))
+}
+
+/// `ribbon info --json` for a RocksDB filter block.
+#[derive(Debug, Serialize)]
+struct RocksDbFilterInfo {
+    format: &'static str,
+    /// FilterDescription's kind name.
+    kind: &'static str,
+    /// Bytes of the whole block, trailer included.
+    bytes: usize,
+    /// Bytes of bit array or solution, trailer excluded.
+    data_bytes: Option<usize>,
+    num_probes: Option<i32>,
+    num_lines: Option<u32>,
+    seed: Option<u32>,
+    num_blocks: Option<u32>,
+    upper_num_columns: Option<u32>,
+    upper_start_block: Option<u32>,
+    /// Ribbon only: the FP rate its layout gives (Bloom needs the key count).
+    expected_fp_rate: Option<f64>,
+}
+
+impl RocksDbFilterInfo {
+    fn new(r: &FilterReader<'_>, bytes: usize) -> Self {
+        use ribbon::format::FilterDescription as D;
+        let d = r.describe();
+        let mut info = RocksDbFilterInfo {
+            format: "rocksdb",
+            kind: d.kind_name(),
+            bytes,
+            data_bytes: None,
+            num_probes: None,
+            num_lines: None,
+            seed: None,
+            num_blocks: None,
+            upper_num_columns: None,
+            upper_start_block: None,
+            expected_fp_rate: None,
+        };
+        match d {
+            D::AlwaysFalse | D::AlwaysTrue => {}
+            D::FastLocalBloom {
+                data_bytes,
+                num_probes,
+            } => {
+                info.data_bytes = Some(data_bytes);
+                info.num_probes = Some(num_probes);
+            }
+            D::LegacyBloom {
+                data_bytes,
+                num_probes,
+                num_lines,
+            } => {
+                info.data_bytes = Some(data_bytes);
+                info.num_probes = Some(num_probes);
+                info.num_lines = Some(num_lines);
+            }
+            D::Standard128Ribbon {
+                data_bytes,
+                seed,
+                num_blocks,
+                upper_num_columns,
+                upper_start_block,
+                expected_fp_rate,
+            } => {
+                info.data_bytes = Some(data_bytes);
+                info.seed = Some(seed);
+                info.num_blocks = Some(num_blocks);
+                info.upper_num_columns = Some(upper_num_columns);
+                info.upper_start_block = Some(upper_start_block);
+                info.expected_fp_rate = Some(expected_fp_rate).filter(|f| f.is_finite());
+            }
+        }
+        info
+    }
+}

@@ -1,0 +1,146 @@
+//! Inputs: every file is read once, whole, into memory (so pipes,
+//! `/dev/stdin` and `-` for standard input work like regular files), and
+//! keys files are split into keys.
+//!
+//! A keys file has one key per line, `\n`-separated; a final newline does not
+//! start another key. In text mode a line's bytes are the key, without the
+//! line's trailing `\r` (so CRLF files give the same keys as LF files); a key
+//! that must end in `\r` needs `--hex`. With `--hex` each line is the key in
+//! hex, surrounding whitespace ignored, and an empty line is the empty key.
+
+use crate::error::{read_error, shown, Error};
+use std::io::Read;
+use std::ops::Range;
+use std::path::Path;
+
+/// Reads `path` whole; `-` is standard input.
+pub fn read_all(path: &Path) -> Result<Vec<u8>, Error> {
+    let mut data = Vec::new();
+    let result = if path == Path::new("-") {
+        std::io::stdin().lock().read_to_end(&mut data)
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut data))
+    };
+    result.map_err(|e| read_error(path, e))?;
+    Ok(data)
+}
+
+/// Refuses two inputs that are both standard input.
+pub fn at_most_one_stdin(paths: &[&Path]) -> Result<(), Error> {
+    if paths.iter().filter(|p| **p == Path::new("-")).count() > 1 {
+        return Err(Error::usage(
+            "only one input can be standard input ('-') (try 'ribbon query --help')",
+        ));
+    }
+    Ok(())
+}
+
+/// Keys, stored back to back in one buffer.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Keys {
+    bytes: Vec<u8>,
+    spans: Vec<Range<usize>>,
+}
+
+impl Keys {
+    /// Splits a keys file's contents (see the module docs); `path` names the
+    /// file in errors.
+    pub fn parse(data: &[u8], hex: bool, path: &Path) -> Result<Self, Error> {
+        let mut keys = Keys::default();
+        if data.is_empty() {
+            return Ok(keys);
+        }
+        let body = data.strip_suffix(b"\n").unwrap_or(data);
+        for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+            let start = keys.bytes.len();
+            if hex {
+                decode_hex(line.trim_ascii(), &mut keys.bytes)
+                    .map_err(|e| Error::failed(format!("{}:{}: invalid hex: {e}", shown(path), i + 1)))?;
+            } else {
+                keys.bytes
+                    .extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+            }
+            keys.spans.push(start..keys.bytes.len());
+        }
+        Ok(keys)
+    }
+
+    /// Reads and splits a keys file (`-` is standard input).
+    pub fn read(path: &Path, hex: bool) -> Result<Self, Error> {
+        Self::parse(&read_all(path)?, hex, path)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The keys, in file order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        self.spans.iter().map(|r| &self.bytes[r.clone()])
+    }
+
+    /// The keys as slices, for batch calls.
+    pub fn slices(&self) -> Vec<&[u8]> {
+        self.iter().collect()
+    }
+}
+
+fn decode_hex(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    if !s.len().is_multiple_of(2) {
+        return Err("odd number of digits".into());
+    }
+    let digit = |c: u8| -> Result<u8, String> {
+        match c {
+            b'0'..=b'9' => Ok(c - b'0'),
+            b'a'..=b'f' => Ok(c - b'a' + 10),
+            b'A'..=b'F' => Ok(c - b'A' + 10),
+            _ => Err(format!("{:?} is not a hex digit", char::from(c))),
+        }
+    };
+    for pair in s.chunks_exact(2) {
+        out.push(digit(pair[0])? << 4 | digit(pair[1])?);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(data: &[u8], hex: bool) -> Vec<Vec<u8>> {
+        Keys::parse(data, hex, Path::new("f"))
+            .unwrap()
+            .iter()
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
+    #[test]
+    fn splits_lines() {
+        assert!(keys(b"", false).is_empty());
+        assert_eq!(keys(b"a\n\nbc\n", false), [b"a".to_vec(), vec![], b"bc".to_vec()]);
+        assert_eq!(keys(b"a\nb", false), [b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(keys(b"\n", false), [Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn text_mode_strips_one_carriage_return() {
+        assert_eq!(keys(b"a\r\nb\r\n", false), keys(b"a\nb\n", false));
+        assert_eq!(keys(b"a\r\r\nb\r", false), [b"a\r".to_vec(), b"b".to_vec()]);
+        // Only at the end of a line.
+        assert_eq!(keys(b"a\rb\n", false), [b"a\rb".to_vec()]);
+    }
+
+    #[test]
+    fn hex_mode_is_exact() {
+        assert_eq!(
+            keys(b"00ff\r\n\nAB \n0d\n", true),
+            [vec![0, 255], vec![], vec![0xab], vec![0x0d]]
+        );
+        for bad in [&b"0g\n"[..], b"abc\n", b"a\n"] {
+            let e = Keys::parse(bad, true, Path::new("f")).unwrap_err();
+            assert!(e.to_string().starts_with("f:1: invalid hex"), "{e}");
+        }
+    }
+}
