@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, the pure-Rust crates (which must
-# not build any C or C++), then everything against the native RocksDB.
+# not build any C or C++) and their packaging, then everything against the
+# native RocksDB, a project outside the workspace that uses rocks-bridge, and
+# short fuzzing and Miri runs.
 source "$(dirname "$0")/env.sh"
 
 echo "== formatting and lints"
 cargo fmt --all -- --check
+cargo fmt --manifest-path examples/outside/Cargo.toml -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 
 echo "== the pure-Rust crates compile no C/C++"
 cpp_deps=$(cargo tree -p rocks-ribbon -p ribbon-sst -p ribbon-cli -e normal,build --prefix none \
   | grep -E '^(cc|cxx|cxx-build|librocksdb-sys|bindgen|zstd-sys|lz4-sys|libz-sys|snappy-sys) ' || true)
 if [ -n "$cpp_deps" ]; then
-  echo "ribbon, ribbon-sst or ribbon-cli depends on a C/C++ build: $cpp_deps" >&2
+  echo "rocks-ribbon, ribbon-sst or ribbon-cli depends on a C/C++ build: $cpp_deps" >&2
   exit 1
 fi
 cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-cli
 
+echo "== the pure-Rust crates package for crates.io"
+cargo publish --dry-run --allow-dirty -p rocks-ribbon -p ribbon-sst -p ribbon-cli
+
 echo "== everything else, against native RocksDB"
 cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-cli
+
+echo "== a project outside the workspace, using rocks-bridge as the README says"
+cargo run --release --manifest-path examples/outside/Cargo.toml
