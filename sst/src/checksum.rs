@@ -6,6 +6,7 @@
 //! `table/block_based/reader_common.cc` (`VerifyBlockChecksum`) and
 //! `util/crc32c.h` (`Mask`).
 
+use crate::error::{BlockKind, Error};
 use core::fmt;
 
 /// The checksum type byte of the footer (`ChecksumType` in
@@ -110,6 +111,53 @@ pub fn context_modifier(base: u32, offset: u64) -> u32 {
         return 0;
     }
     base ^ (offset as u32).wrapping_add((offset >> 32) as u32)
+}
+
+/// Checks a stored checksum: `covered` is what the checksum covers (a
+/// block and its compression type byte, or the footer with its checksum
+/// field zeroed), `stored` the value stored at `offset` in a file whose
+/// base context checksum is `base` (0 before format_version 6). The one
+/// check behind block trailers and the format_version 6+ footer.
+///
+/// Built for fuzzing (`cfg(fuzzing)`, set by `cargo fuzz`), and only
+/// then, it accepts every checksum, so that mutated inputs reach the
+/// parsers behind it.
+pub fn verify(
+    kind: ChecksumType,
+    base: u32,
+    offset: u64,
+    covered: &[u8],
+    stored: u32,
+    block: &BlockKind,
+) -> Result<(), Error> {
+    #[cfg(fuzzing)]
+    {
+        let _ = (kind, base, offset, covered, stored, block);
+        Ok(())
+    }
+    #[cfg(not(fuzzing))]
+    {
+        let computed = compute(kind, covered);
+        let stored = stored.wrapping_sub(context_modifier(base, offset));
+        if stored == computed {
+            return Ok(());
+        }
+        // CRC-32C values are shown unmasked, as `crc32c` tools print them.
+        let shown = |v: u32| {
+            if kind == ChecksumType::Crc32c {
+                crc32c_unmask(v)
+            } else {
+                v
+            }
+        };
+        Err(Error::ChecksumMismatch {
+            block: block.clone(),
+            offset,
+            checksum_type: kind,
+            stored: shown(stored),
+            computed: shown(computed),
+        })
+    }
 }
 
 #[cfg(test)]

@@ -15,11 +15,14 @@
 //! Format_version 0 and 1: zlib has no size prefix, LZ4 an 8-byte
 //! little-endian size, ZSTD the varint.
 //!
-//! Every decompressor is bounded: no output beyond [`MAX_BLOCK_LEN`], and a
-//! declared size no payload of that length could produce is refused before
-//! anything is allocated. A panic inside a decompression library is turned
-//! into an error.
+//! Every decompressor is bounded: no output beyond [`MAX_BLOCK_LEN`], a
+//! declared size no payload of that length could produce (each format's
+//! largest ratio) is refused before anything is allocated, a ZSTD frame
+//! whose header records another size is refused, and the size is charged to
+//! the caller's [`ReadBudget`]. A panic inside a decompression library is
+//! turned into an error.
 
+use crate::budget::ReadBudget;
 use crate::coding::{fixed32, Reader};
 use crate::error::{BlockKind, Error};
 use std::io::Read;
@@ -45,6 +48,21 @@ pub fn name(type_byte: u8) -> &'static str {
         _ => "unknown",
     }
 }
+
+/// The largest ratio of decompressed to compressed bytes each format can
+/// reach, so a declared size beyond `ratio × payload` is refused before
+/// anything is allocated:
+///
+/// * Snappy: a 3-byte copy element yields at most 64 bytes (about 21.4).
+/// * Deflate: at most 1032:1 (a 258-byte match per 2 bits, in the best case).
+/// * LZ4: a sequence of n bytes yields at most 255·n.
+/// * ZSTD: the densest unit of a frame is an RLE block (ZSTD's term, not
+///   an SST block): 4 bytes (a 3-byte header and the byte) for at most
+///   128 KiB, so 32768:1.
+const SNAPPY_MAX_RATIO: u64 = 22;
+const DEFLATE_MAX_RATIO: u64 = 1032;
+const LZ4_MAX_RATIO: u64 = 255;
+const ZSTD_MAX_RATIO: u64 = 32768;
 
 struct Ctx<'a> {
     block: &'a BlockKind,
@@ -77,28 +95,44 @@ impl Ctx<'_> {
         }
         Ok(declared as usize)
     }
+
+    /// Checks that the output has the declared size.
+    fn check_output(&self, out: Vec<u8>, declared: usize) -> Result<Vec<u8>, Error> {
+        if out.len() == declared {
+            return Ok(out);
+        }
+        Err(self.err(format!(
+            "size mismatch: declared {declared}, got {}{}",
+            out.len().min(declared + 1),
+            if out.len() > declared { " or more" } else { "" }
+        )))
+    }
 }
 
 /// Decompresses the stored bytes of a block whose trailer says
 /// `type_byte` (not `kNoCompression`), as a table of `format_version`
-/// does.
+/// does. The decompressed size is charged to `budget` before anything is
+/// allocated (after decompression for the one framing that records no
+/// size: zlib before format_version 2, whose output is capped at
+/// [`MAX_BLOCK_LEN`]).
 pub fn decompress(
     type_byte: u8,
     data: &[u8],
     format_version: u32,
     block: &BlockKind,
     offset: u64,
+    budget: &mut ReadBudget,
 ) -> Result<Vec<u8>, Error> {
     let ctx = Ctx {
         block,
         offset,
         compression: name(type_byte),
     };
-    let run = || match type_byte {
-        0x01 => snappy(&ctx, data),
-        0x02 => zlib(&ctx, data, format_version),
-        0x04 | 0x05 => lz4(&ctx, data, format_version),
-        0x07 | 0x40 => zstd(&ctx, data),
+    let mut run = || match type_byte {
+        0x01 => snappy(&ctx, data, budget),
+        0x02 => zlib(&ctx, data, format_version, budget),
+        0x04 | 0x05 => lz4(&ctx, data, format_version, budget),
+        0x07 | 0x40 => zstd(&ctx, data, budget),
         _ => Err(Error::UnsupportedCompression {
             block: block.clone(),
             offset,
@@ -107,7 +141,7 @@ pub fn decompress(
     };
     // The libraries are pure Rust and fuzzed; should one panic on hostile
     // input anyway, report corruption rather than abort the caller.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut run))
         .unwrap_or_else(|_| Err(ctx.err("the decompressor rejected the data")))
 }
 
@@ -122,47 +156,46 @@ fn varint_size<'a>(ctx: &Ctx<'_>, data: &'a [u8]) -> Result<(u64, &'a [u8]), Err
     Ok((size, r.remaining()))
 }
 
-fn snappy(ctx: &Ctx<'_>, data: &[u8]) -> Result<Vec<u8>, Error> {
+fn snappy(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
     let declared = snap::raw::decompress_len(data).map_err(|e| ctx.err(e.to_string()))?;
-    // A Snappy element of n bytes produces at most 64 / 3 * n bytes.
-    let len = ctx.check_size(declared as u64, data.len(), 22)?;
+    let len = ctx.check_size(declared as u64, data.len(), SNAPPY_MAX_RATIO)?;
+    budget.charge(len as u64, ctx.block, ctx.offset)?;
     let mut out = vec![0u8; len];
     let n = snap::raw::Decoder::new()
         .decompress(data, &mut out)
         .map_err(|e| ctx.err(e.to_string()))?;
-    if n != len {
-        return Err(ctx.err("size mismatch"));
-    }
-    Ok(out)
+    out.truncate(n);
+    ctx.check_output(out, len)
 }
 
-fn zlib(ctx: &Ctx<'_>, data: &[u8], format_version: u32) -> Result<Vec<u8>, Error> {
+fn zlib(ctx: &Ctx<'_>, data: &[u8], format_version: u32, budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
     let (declared, payload) = if format_version >= 2 {
         let (size, rest) = varint_size(ctx, data)?;
-        // Deflate expands at most 1032:1.
-        (Some(ctx.check_size(size, rest.len(), 1032)?), rest)
+        (Some(ctx.check_size(size, rest.len(), DEFLATE_MAX_RATIO)?), rest)
     } else {
         (None, data)
     };
+    if let Some(len) = declared {
+        budget.charge(len as u64, ctx.block, ctx.offset)?;
+    }
     let limit = declared.unwrap_or(MAX_BLOCK_LEN as usize);
     let mut out = Vec::with_capacity(declared.unwrap_or(payload.len().saturating_mul(4)));
-    // Read one byte past the declared size to notice longer output.
+    // Read one byte past the limit to notice longer output.
     flate2::read::DeflateDecoder::new(payload)
         .take(limit as u64 + 1)
         .read_to_end(&mut out)
         .map_err(|e| ctx.err(e.to_string()))?;
     match declared {
-        Some(len) if out.len() != len => Err(ctx.err(format!(
-            "size mismatch: declared {len}, got {}{}",
-            out.len().min(len + 1),
-            if out.len() > len { " or more" } else { "" }
-        ))),
+        Some(len) => ctx.check_output(out, len),
         None if out.len() > limit => Err(ctx.err("uncompressed block too large")),
-        _ => Ok(out),
+        None => {
+            budget.charge(out.len() as u64, ctx.block, ctx.offset)?;
+            Ok(out)
+        }
     }
 }
 
-fn lz4(ctx: &Ctx<'_>, data: &[u8], format_version: u32) -> Result<Vec<u8>, Error> {
+fn lz4(ctx: &Ctx<'_>, data: &[u8], format_version: u32, budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
     let (declared, payload) = if format_version >= 2 {
         varint_size(ctx, data)?
     } else {
@@ -171,19 +204,25 @@ fn lz4(ctx: &Ctx<'_>, data: &[u8], format_version: u32) -> Result<Vec<u8>, Error
         }
         (u64::from(fixed32(&data[..4])), &data[8..])
     };
-    // An LZ4 sequence of n bytes produces at most 255 * n bytes.
-    let len = ctx.check_size(declared, payload.len(), 255)?;
+    let len = ctx.check_size(declared, payload.len(), LZ4_MAX_RATIO)?;
+    budget.charge(len as u64, ctx.block, ctx.offset)?;
     let mut out = vec![0u8; len];
     let n = lz4_flex::block::decompress_into(payload, &mut out).map_err(|e| ctx.err(e.to_string()))?;
-    if n != len {
-        return Err(ctx.err(format!("size mismatch: declared {len}, got {n}")));
-    }
-    Ok(out)
+    out.truncate(n);
+    ctx.check_output(out, len)
 }
 
-fn zstd(ctx: &Ctx<'_>, data: &[u8]) -> Result<Vec<u8>, Error> {
+fn zstd(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
     let (declared, payload) = varint_size(ctx, data)?;
-    let len = ctx.check_size(declared, payload.len(), MAX_BLOCK_LEN)?;
+    let len = ctx.check_size(declared, payload.len(), ZSTD_MAX_RATIO)?;
+    if let Some(content_size) = zstd_frame_content_size(payload) {
+        if content_size != declared {
+            return Err(ctx.err(format!(
+                "the frame's content size {content_size} differs from the declared size {declared}"
+            )));
+        }
+    }
+    budget.charge(len as u64, ctx.block, ctx.offset)?;
     let mut source = payload;
     let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(|e| {
         let msg = e.to_string();
@@ -193,19 +232,40 @@ fn zstd(ctx: &Ctx<'_>, data: &[u8]) -> Result<Vec<u8>, Error> {
             ctx.err(msg)
         }
     })?;
-    let mut out = Vec::with_capacity(len.min(payload.len().saturating_mul(8).max(4096)));
+    let mut out = Vec::with_capacity(len);
     decoder
         .take(len as u64 + 1)
         .read_to_end(&mut out)
         .map_err(|e| ctx.err(e.to_string()))?;
-    if out.len() != len {
-        return Err(ctx.err(format!(
-            "size mismatch: declared {len}, got {}{}",
-            out.len().min(len + 1),
-            if out.len() > len { " or more" } else { "" }
-        )));
+    ctx.check_output(out, len)
+}
+
+/// The Frame_Content_Size of a ZSTD frame header (RFC 8878, 3.1.1.1), when
+/// the header is complete and records one. RocksDB's ZSTD compressor
+/// writes it (libzstd's default), and it must agree with the varint size.
+fn zstd_frame_content_size(frame: &[u8]) -> Option<u64> {
+    const MAGIC: u32 = 0xFD2F_B528;
+    let mut r = Reader::new(frame);
+    if r.fixed32()? != MAGIC {
+        return None;
     }
-    Ok(out)
+    let descriptor = r.bytes(1)?[0];
+    let single_segment = descriptor & 0x20 != 0;
+    let window_len = usize::from(!single_segment);
+    let dict_len = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let size_len = match descriptor >> 6 {
+        0 if single_segment => 1,
+        0 => return None,
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    r.bytes(window_len + dict_len)?;
+    let b = r.bytes(size_len)?;
+    let mut v = [0u8; 8];
+    v[..size_len].copy_from_slice(b);
+    let size = u64::from_le_bytes(v);
+    Some(if size_len == 2 { size + 256 } else { size })
 }
 
 #[cfg(test)]
@@ -214,7 +274,14 @@ mod tests {
     use crate::coding::put_varint64;
 
     fn ok(type_byte: u8, data: &[u8], fv: u32) -> Result<Vec<u8>, Error> {
-        decompress(type_byte, data, fv, &BlockKind::Data, 0)
+        decompress(
+            type_byte,
+            data,
+            fv,
+            &BlockKind::Data,
+            0,
+            &mut ReadBudget::unlimited(),
+        )
     }
 
     #[test]
@@ -250,6 +317,60 @@ mod tests {
         put_varint64(&mut wrong, text.len() as u64 - 1);
         wrong.extend(&raw);
         assert!(ok(2, &wrong, 5).is_err());
+    }
+
+    /// A ZSTD block as RocksDB frames it: `len` zero bytes in RLE blocks,
+    /// the varint size `declared`, and the frame's content size `in_frame`.
+    fn zstd_rle(len: usize, declared: u64, in_frame: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_varint64(&mut out, declared);
+        out.extend(0xFD2F_B528u32.to_le_bytes());
+        out.extend([0xC0, 7 << 3]);
+        out.extend(in_frame.to_le_bytes());
+        let mut left = len;
+        loop {
+            let n = left.min(128 << 10);
+            left -= n;
+            let header = u32::from(left == 0) | (1 << 1) | ((n as u32) << 3);
+            out.extend(&header.to_le_bytes()[..3]);
+            out.push(0);
+            if left == 0 {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn zstd_sizes_are_checked_against_the_frame_and_the_budget() {
+        let len = 1 << 20;
+        assert_eq!(
+            ok(7, &zstd_rle(len, len as u64, len as u64), 7).unwrap(),
+            vec![0; len]
+        );
+        // The densest frame there is still passes the ratio bound.
+        let max = MAX_BLOCK_LEN as usize;
+        let dense = zstd_rle(max, max as u64, max as u64);
+        assert!(dense.len() < 8300);
+        assert_eq!(ok(7, &dense, 7).unwrap().len(), max);
+        // The frame's content size disagrees with the varint.
+        let e = ok(7, &zstd_rle(len, len as u64, len as u64 + 1), 7).unwrap_err();
+        assert!(e.to_string().contains("differs from the declared size"), "{e}");
+        // More than RLE blocks can hold.
+        let e = ok(7, &zstd_rle(len, 64 << 20, 64 << 20), 7).unwrap_err();
+        assert!(e.to_string().contains("cannot come from"), "{e}");
+        // The budget is charged before decompressing.
+        let mut budget = ReadBudget::with_limit(len as u64 - 1);
+        let e = decompress(
+            7,
+            &zstd_rle(len, len as u64, len as u64),
+            7,
+            &BlockKind::Filter,
+            9,
+            &mut budget,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::BudgetExceeded { offset: 9, .. }), "{e:?}");
+        assert_eq!(budget.used(), 0);
     }
 
     #[test]

@@ -173,12 +173,25 @@ pub enum Error {
         /// What is missing.
         what: String,
     },
-    /// Internal to opening a file by its tail: bytes from `from` on are
-    /// needed. [`crate::SstFile::open`] never returns it.
+    /// Internal: bytes from `from` on were asked of a buffer that does not
+    /// hold them (a footer decoded from too short a tail). The readers
+    /// bounds-check every handle first, so [`crate::SstFile`] never
+    /// returns it.
     #[doc(hidden)]
     NeedMoreBytes {
         /// First offset needed.
         from: u64,
+    },
+    /// Reading the file would decompress or copy more bytes than its
+    /// read budget allows (see [`crate::budget`]): a hostile or corrupt
+    /// file.
+    BudgetExceeded {
+        /// The block being read when the budget ran out.
+        block: BlockKind,
+        /// Its offset.
+        offset: u64,
+        /// The budget, in bytes.
+        limit: u64,
     },
     /// A query this table cannot answer (such as a prefix query without a
     /// prefix extractor the reader can reproduce).
@@ -188,8 +201,32 @@ pub enum Error {
     },
 }
 
+/// Writes through to a formatter, escaping control characters: a file's
+/// bytes reach some messages (names, a decompressor's words), and every
+/// message stays on one line.
+struct OneLine<'a, 'b>(&'a mut fmt::Formatter<'b>);
+
+impl fmt::Write for OneLine<'_, '_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for c in s.chars() {
+            if c.is_control() {
+                write!(self.0, "{}", c.escape_default())?;
+            } else {
+                fmt::Write::write_char(self.0, c)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_message(&mut OneLine(f))
+    }
+}
+
+impl Error {
+    fn write_message(&self, f: &mut impl fmt::Write) -> fmt::Result {
         match self {
             Error::Io { path, message } => write!(f, "cannot read {path}: {message}"),
             Error::Empty => f.write_str("empty file: not an SST file"),
@@ -268,6 +305,11 @@ impl fmt::Display for Error {
             ),
             Error::Missing { what } => write!(f, "missing {what}"),
             Error::NeedMoreBytes { from } => write!(f, "the file's bytes from offset {from} are needed"),
+            Error::BudgetExceeded { block, offset, limit } => write!(
+                f,
+                "read budget exceeded in {block} at offset {offset}: the file asks to decompress or \
+                 copy more than {limit} bytes, far more than a file of its size holds (corrupt or hostile)"
+            ),
             Error::Unsupported { what } => f.write_str(what),
         }
     }
@@ -290,8 +332,31 @@ impl Error {
             | Error::BadVarint { block, .. }
             | Error::BadBlock { block, .. }
             | Error::Decompress { block, .. }
-            | Error::UnsupportedCompression { block, .. } => Some(block),
+            | Error::UnsupportedCompression { block, .. }
+            | Error::BudgetExceeded { block, .. } => Some(block),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        let e = Error::Unsupported {
+            what: "prefix extractor nu\n\0ptr is not one this reader can reproduce".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "prefix extractor nu\\n\\u{0}ptr is not one this reader can reproduce"
+        );
+        let e = Error::BadBlock {
+            block: BlockKind::Meta("a\rb".into()),
+            offset: 3,
+            what: "x\ty".into(),
+        };
+        assert_eq!(e.to_string(), "corrupt meta block \"a\\rb\" at offset 3: x\\ty");
     }
 }

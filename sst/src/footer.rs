@@ -20,6 +20,7 @@
 use crate::checksum::{self, ChecksumType};
 use crate::coding::{fixed32, fixed64, Reader};
 use crate::error::{BlockKind, Error};
+pub use crate::handle::{BlockHandle, BLOCK_TRAILER_LEN};
 
 /// The block-based table magic number (format_version 1 and later).
 pub const BLOCK_BASED_MAGIC: u64 = 0x88e2_41b7_85f4_cff7;
@@ -32,8 +33,6 @@ pub const LEGACY_PLAIN_TABLE_MAGIC: u64 = 0x4f34_18eb_7a8f_13b8;
 /// The cuckoo table magic number.
 pub const CUCKOO_TABLE_MAGIC: u64 = 0x9267_89d0_c5f1_7873;
 
-/// Size of a block trailer: the compression type byte and a 32-bit checksum.
-pub const BLOCK_TRAILER_LEN: u64 = 5;
 /// Length of the legacy footer.
 pub const LEGACY_FOOTER_LEN: usize = 48;
 /// Length of every newer footer.
@@ -42,46 +41,6 @@ pub const FOOTER_LEN: usize = 53;
 pub const LATEST_FORMAT_VERSION: u32 = 7;
 
 const EXTENDED_MAGIC: [u8; 4] = [0x3e, 0x00, 0x7a, 0x00];
-
-/// Where a block lies: its offset and its size without the trailer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub struct BlockHandle {
-    /// Offset of the block in the file.
-    pub offset: u64,
-    /// Size of the block's stored bytes, trailer excluded.
-    pub size: u64,
-}
-
-impl BlockHandle {
-    /// A handle.
-    pub fn new(offset: u64, size: u64) -> Self {
-        Self { offset, size }
-    }
-
-    /// Decodes two varint64s (`BlockHandle::DecodeFrom`); `None` when they
-    /// are cut off or too long.
-    pub fn decode(r: &mut Reader<'_>) -> Option<Self> {
-        let save = *r;
-        match (r.varint64(), r.varint64()) {
-            (Some(offset), Some(size)) => Some(Self { offset, size }),
-            _ => {
-                *r = save;
-                None
-            }
-        }
-    }
-
-    /// Decodes a handle from the start of `bytes` (trailing bytes are
-    /// ignored, as RocksDB does for metaindex values).
-    pub fn decode_from(bytes: &[u8]) -> Option<Self> {
-        Self::decode(&mut Reader::new(bytes))
-    }
-
-    /// Whether this is the null handle (offset 0, size 0).
-    pub fn is_null(&self) -> bool {
-        self.offset == 0 && self.size == 0
-    }
-}
 
 /// Which kind of table the footer's magic number says the file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,13 +100,12 @@ impl Footer {
                 from: file_len - need as u64,
             });
         }
-        let magic = fixed64(&tail[tail.len() - 8..]);
-        match magic {
+        match fixed64(&tail[tail.len() - 8..]) {
             BLOCK_BASED_MAGIC => {}
             LEGACY_BLOCK_BASED_MAGIC => return Self::decode_legacy(tail, file_len),
             PLAIN_TABLE_MAGIC | LEGACY_PLAIN_TABLE_MAGIC => return Err(Error::PlainTable),
             CUCKOO_TABLE_MAGIC => return Err(Error::CuckooTable),
-            _ => return Err(Error::BadMagic { magic }),
+            magic => return Err(Error::BadMagic { magic }),
         }
         let version = fixed32(&tail[tail.len() - 12..]);
         if !(1..=LATEST_FORMAT_VERSION).contains(&version) {
@@ -156,85 +114,91 @@ impl Footer {
         if file_len < FOOTER_LEN as u64 {
             return Err(Error::TooShort { len: file_len });
         }
-        let offset = file_len - FOOTER_LEN as u64;
-        let footer = &tail[tail.len() - FOOTER_LEN..];
+        let footer: &[u8; FOOTER_LEN] = tail[tail.len() - FOOTER_LEN..]
+            .try_into()
+            .map_err(|_| Error::TooShort { len: file_len })?;
         let checksum_type =
             ChecksumType::from_byte(footer[0]).ok_or(Error::UnsupportedChecksumType { byte: footer[0] })?;
+        let offset = file_len - FOOTER_LEN as u64;
         if version >= 6 {
-            if footer[1..5] != EXTENDED_MAGIC {
-                return Err(Error::BadFooter {
-                    what: format!(
-                        "bad extended magic number {:02x}{:02x}{:02x}{:02x}",
-                        footer[1], footer[2], footer[3], footer[4]
-                    ),
-                });
-            }
-            let stored = fixed32(&footer[5..9]);
-            let base = fixed32(&footer[9..13]);
-            let metaindex_size = fixed32(&footer[13..17]);
-            if checksum::context_modifier(base, 0) == 0 {
-                return Err(Error::BadFooter {
-                    what: "invalid base context checksum 0".into(),
-                });
-            }
-            let mut copy = [0u8; FOOTER_LEN];
-            copy.copy_from_slice(footer);
-            copy[5..9].fill(0);
-            let computed = checksum::compute(checksum_type, &copy);
-            let stored_plain = stored.wrapping_sub(checksum::context_modifier(base, offset));
-            if computed != stored_plain {
-                return Err(Error::ChecksumMismatch {
-                    block: BlockKind::Footer,
-                    offset,
-                    checksum_type,
-                    stored: stored_plain,
-                    computed,
-                });
-            }
-            if fixed64(&footer[33..41]) != 0 {
-                return Err(Error::BadFooter {
-                    what: "the file uses a future feature (reserved footer bytes are set)".into(),
-                });
-            }
-            let metaindex_end =
-                offset
-                    .checked_sub(BLOCK_TRAILER_LEN)
-                    .ok_or_else(|| Error::OversizedHandle {
-                        block: BlockKind::Metaindex,
-                        offset: 0,
-                        size: u64::from(metaindex_size),
-                    })?;
-            let metaindex_offset =
-                metaindex_end
-                    .checked_sub(u64::from(metaindex_size))
-                    .ok_or(Error::OversizedHandle {
-                        block: BlockKind::Metaindex,
-                        offset: 0,
-                        size: u64::from(metaindex_size),
-                    })?;
-            Ok(Footer {
-                magic: TableMagic::BlockBased,
-                format_version: version,
-                checksum_type,
-                base_context_checksum: base,
-                metaindex: BlockHandle::new(metaindex_offset, u64::from(metaindex_size)),
-                index: None,
-                offset,
-                len: FOOTER_LEN,
-            })
+            Self::decode_with_context(footer, offset, version, checksum_type)
         } else {
-            let (metaindex, index) = Self::decode_handles(&footer[1..41])?;
-            Ok(Footer {
-                magic: TableMagic::BlockBased,
-                format_version: version,
-                checksum_type,
-                base_context_checksum: 0,
-                metaindex,
-                index: Some(index),
-                offset,
-                len: FOOTER_LEN,
-            })
+            Self::decode_with_handles(footer, offset, version, checksum_type)
         }
+    }
+
+    /// The format_version 1 to 5 footer at `offset`: both handles as
+    /// varints in 40 bytes.
+    fn decode_with_handles(
+        footer: &[u8; FOOTER_LEN],
+        offset: u64,
+        version: u32,
+        checksum_type: ChecksumType,
+    ) -> Result<Footer, Error> {
+        let (metaindex, index) = Self::decode_handles(&footer[1..41])?;
+        Ok(Footer {
+            magic: TableMagic::BlockBased,
+            format_version: version,
+            checksum_type,
+            base_context_checksum: 0,
+            metaindex,
+            index: Some(index),
+            offset,
+            len: FOOTER_LEN,
+        })
+    }
+
+    /// The format_version 6+ footer at `offset`: extended magic, its own
+    /// checksum, the base context checksum and the metaindex size (the
+    /// metaindex ends right before the footer).
+    fn decode_with_context(
+        footer: &[u8; FOOTER_LEN],
+        offset: u64,
+        version: u32,
+        checksum_type: ChecksumType,
+    ) -> Result<Footer, Error> {
+        if footer[1..5] != EXTENDED_MAGIC {
+            return Err(Error::BadFooter {
+                what: format!(
+                    "bad extended magic number {:02x}{:02x}{:02x}{:02x}",
+                    footer[1], footer[2], footer[3], footer[4]
+                ),
+            });
+        }
+        let stored = fixed32(&footer[5..9]);
+        let base = fixed32(&footer[9..13]);
+        let metaindex_size = u64::from(fixed32(&footer[13..17]));
+        if checksum::context_modifier(base, 0) == 0 {
+            return Err(Error::BadFooter {
+                what: "invalid base context checksum 0".into(),
+            });
+        }
+        let mut covered = *footer;
+        covered[5..9].fill(0);
+        checksum::verify(checksum_type, base, offset, &covered, stored, &BlockKind::Footer)?;
+        if fixed64(&footer[33..41]) != 0 {
+            return Err(Error::BadFooter {
+                what: "the file uses a future feature (reserved footer bytes are set)".into(),
+            });
+        }
+        let metaindex_offset = offset
+            .checked_sub(BLOCK_TRAILER_LEN)
+            .and_then(|end| end.checked_sub(metaindex_size))
+            .ok_or(Error::OversizedHandle {
+                block: BlockKind::Metaindex,
+                offset: 0,
+                size: metaindex_size,
+            })?;
+        Ok(Footer {
+            magic: TableMagic::BlockBased,
+            format_version: version,
+            checksum_type,
+            base_context_checksum: base,
+            metaindex: BlockHandle::new(metaindex_offset, metaindex_size),
+            index: None,
+            offset,
+            len: FOOTER_LEN,
+        })
     }
 
     fn decode_legacy(tail: &[u8], file_len: u64) -> Result<Footer, Error> {

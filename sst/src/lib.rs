@@ -13,12 +13,19 @@
 //! [`SstFile::verify_filter`] walks the index and data blocks and checks
 //! that every key passes.
 //!
-//! [`SstFile::open`] reads only the end of the file at first (the footer,
-//! meta blocks and filter follow the data blocks), so `info` on a large
-//! table reads little; methods that walk the data blocks read the rest.
+//! [`SstFile::open`] reads only the blocks it needs (the footer, meta
+//! blocks and filter follow the data blocks, and the last 256 KiB are read
+//! in one go), so `info` on a large table reads little; the walks over the
+//! data blocks read one block at a time.
 //!
 //! Every entry point takes arbitrary bytes: a corrupt, truncated or hostile
-//! file gives an [`Error`] (one line, naming the block), never a panic.
+//! file gives an [`Error`] (one line, naming the block), never a panic, and
+//! bounded work. The reader checks what RocksDB guarantees when it writes
+//! a table instead of trusting it: the handles of an index follow one
+//! another in the file ([`handle::HandleOrder`]), meta block names are
+//! unique, a decompressed size fits what its compression format can
+//! produce, and what one operation decompresses or copies stays within a
+//! budget proportional to the file's size ([`budget`]).
 //!
 //! ```no_run
 //! let sst = ribbon_sst::SstFile::open("000012.sst")?;
@@ -30,23 +37,33 @@
 //! Ported from RocksDB 11.8.1; each module names the files it follows.
 
 #![warn(missing_docs)]
-pub mod block;
+pub mod block_entries;
+pub mod block_fetch;
+mod block_layout;
+pub mod budget;
 pub mod checksum;
 pub mod coding;
 pub mod compression;
 pub mod error;
+mod file_reader;
 pub mod filter;
+mod filter_loading;
 pub mod footer;
+pub mod handle;
+mod index_walk;
 pub mod info;
 pub mod key;
+pub mod metaindex;
 pub mod prefix;
 pub mod properties;
 pub mod table;
+pub mod verify;
 
 pub use checksum::ChecksumType;
 pub use error::{BlockKind, Error};
 pub use filter::{Filter, FilterSummary, Partition};
-pub use footer::{BlockHandle, Footer};
+pub use footer::Footer;
+pub use handle::BlockHandle;
 pub use info::TableInfo;
 pub use prefix::PrefixExtractor;
 pub use properties::{IndexType, TableProperties};

@@ -1,19 +1,83 @@
 //! The table properties block.
 //!
 //! Ported from RocksDB's `table/meta_blocks.cc` (`ParsePropertiesBlock`,
-//! `ReadTablePropertiesHelper`: the global-seqno checksum retry),
+//! `ReadTablePropertiesHelper`: the global-seqno checksum retry;
+//! `PropertyBlockBuilder`: a sorted map, so each name once),
 //! `table/table_properties.cc` and `include/rocksdb/table_properties.h`
 //! (property names), and `table/block_based/block_based_table_factory.cc`
 //! (`rocksdb.block.based.table.*` names).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::block_entries::{EntryIter, ValueFormat};
+use crate::block_fetch::{verify_trailer, BlockFetcher};
+use crate::budget::ReadBudget;
 use crate::coding::{fixed32, Reader};
+use crate::compression::NO_COMPRESSION;
+use crate::error::{BlockKind, Error};
+use crate::handle::{BlockHandle, BLOCK_TRAILER_LEN};
 
 /// Name of the properties meta block in the metaindex.
 pub const PROPERTIES_BLOCK: &str = "rocksdb.properties";
 /// Property holding an ingested file's global sequence number.
 pub const GLOBAL_SEQNO: &str = "rocksdb.external_sst_file.global_seqno";
+
+/// Reads the properties block at `handle` (`ReadTablePropertiesHelper`):
+/// parse first, then verify the checksum; on a mismatch, an ingested file
+/// whose global seqno was rewritten in place is verified again with that
+/// value zeroed. Every name and value copied is charged to `budget`.
+pub fn read(
+    fetch: &BlockFetcher<'_>,
+    handle: BlockHandle,
+    budget: &mut ReadBudget,
+) -> Result<TableProperties, Error> {
+    let kind = BlockKind::Properties;
+    let stored = fetch.stored(handle, &kind)?;
+    let checked = verify_trailer(&stored, fetch.footer(), handle, &kind);
+    let body_len = stored.len() - BLOCK_TRAILER_LEN as usize;
+    if stored[body_len] != NO_COMPRESSION {
+        checked?;
+        let block = fetch.decode(stored, handle, &kind, budget)?;
+        return parse(&block.contents, handle.offset, budget);
+    }
+    let Err(mismatch) = checked else {
+        return parse(&stored[..body_len], handle.offset, budget);
+    };
+    // A checksum mismatch stands unless the block parses, has a global
+    // seqno, and verifies with that value zeroed.
+    let Ok(props) = parse(&stored[..body_len], handle.offset, budget) else {
+        return Err(mismatch);
+    };
+    let Some(at) = props.global_seqno_value_offset.filter(|o| o + 8 <= body_len) else {
+        return Err(mismatch);
+    };
+    let mut copy = Cow::into_owned(stored);
+    copy[at..at + 8].fill(0);
+    verify_trailer(&copy, fetch.footer(), handle, &kind).map_err(|_| mismatch)?;
+    Ok(props)
+}
+
+/// Parses the contents of a properties block at `offset`. A name repeated
+/// from the entry before is an error (RocksDB writes each name once, from
+/// a map).
+fn parse(contents: &[u8], offset: u64, budget: &mut ReadBudget) -> Result<TableProperties, Error> {
+    let kind = BlockKind::Properties;
+    let mut props = TableProperties::default();
+    let mut it = EntryIter::new(contents, kind.clone(), offset, ValueFormat::Plain, 0)?;
+    while it.advance()? {
+        if it.repeats_previous_key() {
+            return Err(it.bad("property name repeated"));
+        }
+        budget.charge((it.key().len() + it.value().len()) as u64, &kind, offset)?;
+        let name = String::from_utf8_lossy(it.key()).into_owned();
+        if name == GLOBAL_SEQNO {
+            props.global_seqno_value_offset = Some(it.value_offset());
+        }
+        props.raw.insert(name, it.value().to_vec());
+    }
+    Ok(props)
+}
 
 /// The index type of a block-based table (`BlockBasedTableOptions::IndexType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +150,11 @@ impl TableProperties {
     /// `rocksdb.num.filter_entries`: keys and prefixes added to the filter.
     pub fn num_filter_entries(&self) -> Option<u64> {
         self.u64("rocksdb.num.filter_entries")
+    }
+
+    /// `rocksdb.raw.key.size`: the bytes of every key added to the table.
+    pub fn raw_key_size(&self) -> Option<u64> {
+        self.u64("rocksdb.raw.key.size")
     }
 
     /// `rocksdb.num.data.blocks`.

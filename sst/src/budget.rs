@@ -1,0 +1,116 @@
+//! The per-file read budget: how many bytes one operation on a file may
+//! decompress or copy, so that a small hostile file cannot make the reader
+//! allocate or work without bound.
+//!
+//! What is charged: the decompressed size of every block read for the
+//! operation except data blocks (meta blocks, index blocks and partitions,
+//! filter blocks and partitions), and every key or block copied out of a
+//! block into memory the reader keeps (metaindex names, property names,
+//! partition separators, filter contents). Data blocks are not charged:
+//! [`crate::SstFile::verify_filter`] reads each one once, in index order,
+//! keeps only one at a time, and each one's size is bounded by its
+//! compression format (see [`crate::compression`]); the keys it reads from
+//! them have a budget of their own, this one plus the key bytes the
+//! properties record ([`crate::SstFile::for_each_data_key`]).
+//!
+//! The limit is [`BUDGET_FLOOR`] plus [`BUDGET_PER_FILE_BYTE`] bytes per
+//! byte of the file. A file RocksDB wrote needs far less:
+//!
+//! * RocksDB writes the metaindex, the properties and every filter block
+//!   uncompressed (`kNoCompression` in `block_based_table_builder.cc`), so
+//!   opening one decompresses nothing and copies about the bytes those
+//!   blocks hold; the metaindex is written with restart interval 1 (no key
+//!   shares bytes with the one before), the properties with one restart,
+//!   and their keys are property names.
+//! * Index blocks may be compressed; their decompressed size is what the
+//!   index builder produced, a small fraction of the data.
+//!
+//! A hostile file, on the other hand, reaches the limit with repeated
+//! shared keys (a key copied once per entry: quadratic) or very
+//! compressible index blocks, and gets [`Error::BudgetExceeded`].
+
+use crate::compression::MAX_BLOCK_LEN;
+use crate::error::{BlockKind, Error};
+
+/// The budget every file gets besides its per-byte share: room for one
+/// block of the largest size this reader decompresses.
+pub const BUDGET_FLOOR: u64 = MAX_BLOCK_LEN;
+/// Bytes of budget per byte of file.
+pub const BUDGET_PER_FILE_BYTE: u64 = 64;
+
+/// What one operation on one file may still decompress or copy.
+#[derive(Debug, Clone)]
+pub struct ReadBudget {
+    limit: u64,
+    used: u64,
+}
+
+impl ReadBudget {
+    /// The budget of an operation on a file of `file_len` bytes.
+    pub fn for_file(file_len: u64) -> Self {
+        Self::with_limit(BUDGET_FLOOR.saturating_add(file_len.saturating_mul(BUDGET_PER_FILE_BYTE)))
+    }
+
+    /// A budget of `limit` bytes.
+    pub fn with_limit(limit: u64) -> Self {
+        Self { limit, used: 0 }
+    }
+
+    /// A budget that is never exceeded (for data blocks; see the module
+    /// docs).
+    pub fn unlimited() -> Self {
+        Self::with_limit(u64::MAX)
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Bytes charged so far.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Charges `bytes` about to be decompressed or copied out of `block`
+    /// at `offset`; an error, and nothing charged, when they do not fit.
+    pub fn charge(&mut self, bytes: u64, block: &BlockKind, offset: u64) -> Result<(), Error> {
+        match self.used.checked_add(bytes).filter(|&u| u <= self.limit) {
+            Some(u) => {
+                self.used = u;
+                Ok(())
+            }
+            None => Err(Error::BudgetExceeded {
+                block: block.clone(),
+                offset,
+                limit: self.limit,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_until_the_limit() {
+        let mut b = ReadBudget::with_limit(10);
+        b.charge(6, &BlockKind::Index, 0).unwrap();
+        b.charge(4, &BlockKind::Index, 0).unwrap();
+        let e = b.charge(1, &BlockKind::Metaindex, 7).unwrap_err();
+        assert_eq!(b.used(), 10);
+        assert!(
+            e.to_string()
+                .starts_with("read budget exceeded in metaindex block at offset 7"),
+            "{e}"
+        );
+        assert!(ReadBudget::unlimited()
+            .charge(u64::MAX, &BlockKind::Data, 0)
+            .is_ok());
+        assert_eq!(
+            ReadBudget::for_file(1).limit(),
+            BUDGET_FLOOR + BUDGET_PER_FILE_BYTE
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! The walks over every block of a table: listing them, verifying their
+//! checksums, and checking that every key in the data blocks passes the
+//! filter.
+//!
+//! Each walk reads one block at a time, in index order, so a table of any
+//! size is verified with memory bounded by its largest block; the index
+//! guarantees ([`crate::handle::HandleOrder`]) mean each block is read
+//! once, so time is linear in the file's size.
+
+use crate::block_entries::{EntryIter, ValueFormat};
+use crate::block_fetch::RawBlock;
+use crate::budget::ReadBudget;
+use crate::error::{BlockKind, Error};
+use crate::filter::Filter;
+use crate::handle::BlockHandle;
+use crate::key;
+use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK};
+use crate::properties::PROPERTIES_BLOCK;
+use crate::table::SstFile;
+
+/// Misses kept in a [`VerifyReport`] (all are counted).
+const MISSES_KEPT: usize = 100;
+
+/// One key whose filter said "definitely not" in [`SstFile::verify_filter`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterMiss {
+    /// The user key (timestamp stripped), as the filter holds it.
+    pub user_key: Vec<u8>,
+    /// Offset of its data block.
+    pub data_block_offset: u64,
+    /// Whether the prefix check (rather than the whole-key check) failed.
+    pub prefix: bool,
+}
+
+/// What [`SstFile::verify_filter`] checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Data blocks read (each checksum-verified and decompressed).
+    pub data_blocks: u64,
+    /// Keys read from them.
+    pub keys: u64,
+    /// Whole-key filter checks made.
+    pub whole_key_checks: u64,
+    /// Prefix filter checks made.
+    pub prefix_checks: u64,
+    /// Checks that said "definitely not" (at most the first 100).
+    pub misses: Vec<FilterMiss>,
+    /// How many checks said "definitely not" in all.
+    pub miss_count: u64,
+}
+
+impl VerifyReport {
+    fn miss(&mut self, user_key: &[u8], data_block_offset: u64, prefix: bool) {
+        self.miss_count += 1;
+        if self.misses.len() < MISSES_KEPT {
+            self.misses.push(FilterMiss {
+                user_key: user_key.to_vec(),
+                data_block_offset,
+                prefix,
+            });
+        }
+    }
+}
+
+impl SstFile {
+    /// The kind of the meta block named `name` in the metaindex.
+    fn meta_block_kind(&self, name: &[u8]) -> BlockKind {
+        let name = String::from_utf8_lossy(name);
+        match name.as_ref() {
+            PROPERTIES_BLOCK => BlockKind::Properties,
+            INDEX_BLOCK => BlockKind::Index,
+            RANGE_DEL_BLOCK => BlockKind::RangeDeletion,
+            COMPRESSION_DICT_BLOCK => BlockKind::CompressionDictionary,
+            n if Some(n) == self.filter_block_name() => match self.filter() {
+                Filter::Partitioned { .. } => BlockKind::FilterPartitionIndex,
+                _ => BlockKind::Filter,
+            },
+            n => BlockKind::Meta(n.to_string()),
+        }
+    }
+
+    /// Calls `f` with every block of the file and its kind: metaindex,
+    /// meta blocks, index (and partitions), filter (and partitions), data
+    /// blocks, in that order, without collecting them.
+    pub fn for_each_block(
+        &self,
+        mut f: impl FnMut(BlockKind, BlockHandle) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        f(BlockKind::Metaindex, self.footer().metaindex)?;
+        for (name, h) in self.metaindex() {
+            f(self.meta_block_kind(name), *h)?;
+        }
+        if let Some(h) = self.footer().index {
+            f(BlockKind::Index, h)?;
+        }
+        let index = self.index()?;
+        let mut budget = self.budget();
+        index.for_each_partition(&mut budget, &mut |h| f(BlockKind::IndexPartition, h))?;
+        if let Filter::Partitioned { partitions, .. } = self.filter() {
+            for p in partitions.iter().filter(|p| p.handle.size != 0) {
+                f(BlockKind::Filter, p.handle)?;
+            }
+        }
+        index.for_each_data_block(&mut budget, &mut |h| f(BlockKind::Data, h))
+    }
+
+    /// Every block of the file with its kind (see
+    /// [`SstFile::for_each_block`]).
+    pub fn blocks(&self) -> Result<Vec<(BlockKind, BlockHandle)>, Error> {
+        let mut out = Vec::new();
+        self.for_each_block(|kind, h| {
+            out.push((kind, h));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Verifies the checksum of every block, one block at a time; returns
+    /// how many.
+    pub fn verify_checksums(&self) -> Result<usize, Error> {
+        let fetch = self.fetcher();
+        let mut count = 0usize;
+        self.for_each_block(|kind, h| {
+            count += 1;
+            // The properties were verified when opened, with the global
+            // seqno exception.
+            if kind == BlockKind::Properties {
+                Ok(())
+            } else {
+                fetch.verify_checksum(h, &kind)
+            }
+        })?;
+        Ok(count)
+    }
+
+    /// Reads data block `handle` (checksum, decompression).
+    pub fn read_data_block(&self, handle: BlockHandle) -> Result<RawBlock<'_>, Error> {
+        self.fetcher()
+            .read(handle, &BlockKind::Data, &mut ReadBudget::unlimited())
+    }
+
+    /// Calls `f` with every internal key of every data block, in order,
+    /// and the offset of its block; returns how many blocks and keys. One
+    /// data block is held at a time.
+    ///
+    /// The key bytes handed out are charged to a budget of the file's
+    /// ([`ReadBudget::for_file`]) plus `rocksdb.raw.key.size`, which RocksDB
+    /// counts over every key it adds (`BlockBasedTableBuilder::Add`), so a
+    /// data block whose keys share ever longer prefixes (a few bytes each
+    /// on disk, quadratic key bytes) ends the walk with an error.
+    pub fn for_each_data_key(&self, mut f: impl FnMut(&[u8], u64)) -> Result<(u64, u64), Error> {
+        let interval = self
+            .properties()
+            .data_block_restart_interval()
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0);
+        let recorded_key_bytes = self.properties().raw_key_size().unwrap_or(0);
+        let mut key_budget = ReadBudget::with_limit(self.budget().limit().saturating_add(recorded_key_bytes));
+        let (mut blocks, mut keys) = (0u64, 0u64);
+        self.index()?.for_each_data_block(&mut self.budget(), &mut |h| {
+            let block = self.read_data_block(h)?;
+            let mut it = EntryIter::new(
+                &block.contents,
+                BlockKind::Data,
+                h.offset,
+                ValueFormat::Plain,
+                interval,
+            )?;
+            while it.advance()? {
+                key_budget.charge(it.key().len() as u64, &BlockKind::Data, h.offset)?;
+                f(it.key(), h.offset);
+                keys += 1;
+            }
+            blocks += 1;
+            Ok(())
+        })?;
+        Ok((blocks, keys))
+    }
+
+    /// Checks that every key in the data blocks passes the filter the way
+    /// `Get` checks it: the whole key (when the table filters whole keys)
+    /// and its prefix (when the table has a prefix extractor this reader
+    /// reproduces and the key is in its domain). A filter never has false
+    /// negatives, so any miss means a corrupt filter or a reader bug.
+    pub fn verify_filter(&self) -> Result<VerifyReport, Error> {
+        let mut report = VerifyReport::default();
+        let ts = self.comparator().timestamp_size;
+        let cmp = self.comparator();
+        let filter = self.filter();
+        let whole = self.whole_key_filtering() && filter.is_queryable();
+        let prefix_extractor = self
+            .prefix_extractor()
+            .filter(|p| p.is_known() && filter.is_queryable());
+        let (blocks, keys) = self.for_each_data_key(|ikey, offset| {
+            let (user, _) = key::split_internal(ikey);
+            let user = &user[..user.len().saturating_sub(ts)];
+            if whole {
+                report.whole_key_checks += 1;
+                if !filter.entry_may_match(user, user, cmp) {
+                    report.miss(user, offset, false);
+                }
+            }
+            if let Some(p) = prefix_extractor.and_then(|pe| pe.transform(user)) {
+                report.prefix_checks += 1;
+                if !filter.entry_may_match(p, user, cmp) {
+                    report.miss(user, offset, true);
+                }
+            }
+        })?;
+        report.data_blocks = blocks;
+        report.keys = keys;
+        Ok(report)
+    }
+}
