@@ -153,7 +153,8 @@ size_t NativeReader::count_matches(rust::Slice<const uint8_t> keys,
 rust::Vec<uint8_t> native_build_packed(rust::Str policy, int32_t format_version,
                                        rust::Slice<const uint8_t> keys,
                                        rust::Slice<const uint64_t> ends) {
-  auto b = new_native_builder(policy, format_version, /*misc*/ 0, -1, true);
+  auto b = new_native_builder(policy, format_version,
+                              rocksdb::TableFileCreationReason::kMisc, -1, true);
   const char* base = reinterpret_cast<const char*>(keys.data());
   uint64_t begin = 0;
   for (uint64_t end : ends) {
@@ -164,7 +165,8 @@ rust::Vec<uint8_t> native_build_packed(rust::Str policy, int32_t format_version,
 }
 
 std::unique_ptr<NativeBuilder> new_native_builder(
-    rust::Str policy, int32_t format_version, int32_t reason, int32_t level,
+    rust::Str policy, int32_t format_version,
+    rocksdb::TableFileCreationReason reason, int32_t level,
     bool optimize_filters_for_memory) {
   rocksdb::ConfigOptions config;
   config.ignore_unsupported_options = false;
@@ -180,19 +182,7 @@ std::unique_ptr<NativeBuilder> new_native_builder(
   rocksdb::FilterBuildingContext context(*table_options);
   context.compaction_style = rocksdb::kCompactionStyleLevel;
   context.level_at_creation = level;
-  switch (reason) {
-    case 0:
-      context.reason = rocksdb::TableFileCreationReason::kMisc;
-      break;
-    case 1:
-      context.reason = rocksdb::TableFileCreationReason::kFlush;
-      break;
-    case 2:
-      context.reason = rocksdb::TableFileCreationReason::kCompaction;
-      break;
-    default:
-      throw std::invalid_argument("reason must be 0, 1 or 2");
-  }
+  context.reason = reason;
   rocksdb::FilterBitsBuilder* builder = fp->GetBuilderWithContext(context);
   return std::make_unique<NativeBuilder>(fp, std::move(table_options),
                                          builder);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "rocksdb/rocksdb_namespace.h"
+#include "rocksdb/types.h"
 #include "rust/cxx.h"
 
 namespace ROCKSDB_NAMESPACE {
@@ -20,8 +21,8 @@ struct BlockBasedTableOptions;
 namespace ribbon_compat {
 
 // One RocksDB FilterBitsBuilder from a policy string, a format_version and
-// the table-file context (reason: 0 misc/SstFileWriter, 1 flush,
-// 2 compaction; level as FilterBuildingContext::level_at_creation).
+// the table-file context (RocksDB's TableFileCreationReason; level as
+// FilterBuildingContext::level_at_creation).
 class NativeBuilder {
  public:
   NativeBuilder(std::shared_ptr<const rocksdb::FilterPolicy> policy,
@@ -76,7 +77,8 @@ class NativeReader {
 // optimize_filters_for_memory: BlockBasedTableOptions' setting (default
 // true), which changes how FastLocalBloom chooses its probe count.
 std::unique_ptr<NativeBuilder> new_native_builder(
-    rust::Str policy, int32_t format_version, int32_t reason, int32_t level,
+    rust::Str policy, int32_t format_version,
+    rocksdb::TableFileCreationReason reason, int32_t level,
     bool optimize_filters_for_memory);
 std::unique_ptr<NativeReader> new_native_reader(
     rust::Slice<const uint8_t> contents);

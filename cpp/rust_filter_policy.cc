@@ -166,7 +166,7 @@ class RustFilterPolicy : public rocksdb::FilterPolicy {
     BuildContext ctx;
     ctx.format_version = context.table_options.format_version;
     ctx.compaction_style = static_cast<int32_t>(context.compaction_style);
-    ctx.reason = static_cast<int32_t>(context.reason);
+    ctx.reason = context.reason;
     ctx.level_at_creation = context.level_at_creation;
     ctx.optimize_filters_for_memory =
         context.table_options.optimize_filters_for_memory;
@@ -240,6 +240,13 @@ void set_table_filter_policy(size_t options_address, rust::Str id) {
   rocksdb::Status s = rocksdb::FilterPolicy::CreateFromString(
       config, std::string(id), &policy);
   if (!s.ok()) throw std::invalid_argument(s.ToString());
+  // CreateFromString answers OK with no policy for an id that no factory
+  // matches; only the ids that mean "no policy" may clear the filter.
+  const std::string wanted(id);
+  if (!policy && !wanted.empty() && wanted != "nullptr") {
+    throw std::invalid_argument("no filter policy has the id \"" + wanted +
+                                "\"");
+  }
   // A new factory: `Options` copies share their table factory, so changing
   // this one in place would change every copy.
   rocksdb::BlockBasedTableOptions copy = *table;

@@ -3,20 +3,21 @@
 
 use crate::packed::PackedKeys;
 
-/// Why a table file is being written; RocksDB's `TableFileCreationReason`
-/// as far as filter policies look at it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    /// SstFileWriter and other files outside the LSM tree.
-    Misc = 0,
-    /// A memtable flush.
-    Flush = 1,
-    /// A compaction output.
-    Compaction = 2,
-}
+/// Why a table file is being written, as far as filter policies look at
+/// it: the policy crate's own type (`Misc`, `Flush`, `Compaction`), passed
+/// to C++ as RocksDB's `TableFileCreationReason` (one definition, shared
+/// with `rocks-bridge`).
+pub use ribbon::policy::CreationReason as Reason;
 
 #[cxx::bridge(namespace = "ribbon_compat")]
 mod ffi {
+    // RocksDB's creation reason, as rocks-bridge declares and checks it.
+    #[namespace = "rocksdb"]
+    extern "C++" {
+        include!("rocksdb/types.h");
+        type TableFileCreationReason = rocks_bridge::TableFileCreationReason;
+    }
+
     // C++ types and functions.
     unsafe extern "C++" {
         include!("ribbon-compat/cpp/harness.h");
@@ -27,7 +28,7 @@ mod ffi {
         fn new_native_builder(
             policy: &str,
             format_version: i32,
-            reason: i32,
+            reason: TableFileCreationReason,
             level: i32,
             optimize_filters_for_memory: bool,
         ) -> Result<UniquePtr<NativeBuilder>>;
@@ -102,7 +103,7 @@ impl NativeBuilder {
         ffi::new_native_builder(
             policy,
             format_version,
-            reason as i32,
+            reason.into(),
             level,
             optimize_filters_for_memory,
         )

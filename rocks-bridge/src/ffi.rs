@@ -22,14 +22,34 @@ pub(crate) static READERS_CREATED: AtomicU64 = AtomicU64::new(0);
 pub(crate) mod bridge {
     // Shared types.
 
+    /// RocksDB's own `rocksdb::TableFileCreationReason` (`rocksdb/types.h`):
+    /// declared here and as an extern C++ type below, so cxx checks at
+    /// compile time that these variants and values are RocksDB's. The
+    /// native harness (`ribbon-compat`) uses this same type.
+    #[namespace = "rocksdb"]
+    #[repr(i32)]
+    enum TableFileCreationReason {
+        /// A memtable flush.
+        #[cxx_name = "kFlush"]
+        Flush,
+        /// A compaction output.
+        #[cxx_name = "kCompaction"]
+        Compaction,
+        /// A file written during recovery.
+        #[cxx_name = "kRecovery"]
+        Recovery,
+        /// Anything else (SstFileWriter, ingestion).
+        #[cxx_name = "kMisc"]
+        Misc,
+    }
+
     /// What RocksDB's `FilterBuildingContext` says about the file being
-    /// written, as plain integers (RocksDB's enum values).
+    /// written.
     struct BuildContext {
         format_version: i32,
         /// `CompactionStyle`: 0 level, 1 universal, 2 FIFO, 3 none.
         compaction_style: i32,
-        /// `TableFileCreationReason`: 0 flush, 1 compaction, 2 recovery, 3 misc.
-        reason: i32,
+        reason: TableFileCreationReason,
         level_at_creation: i32,
         optimize_filters_for_memory: bool,
     }
@@ -71,6 +91,10 @@ pub(crate) mod bridge {
     // C++ functions, called from Rust.
     unsafe extern "C++" {
         include!("cpp/rust_filter_policy.h");
+        include!("rocksdb/types.h");
+
+        #[namespace = "rocksdb"]
+        type TableFileCreationReason;
 
         fn register_rust_filter_policies();
         fn set_table_filter_policy(options_address: usize, id: &str) -> Result<()>;
@@ -103,6 +127,29 @@ fn parse_policy_id(id: &str, parts: &mut bridge::PolicyParts) -> bool {
         .is_some()
 }
 
+/// What the filter policies distinguish of RocksDB's creation reasons:
+/// a flush, a compaction, and anything else.
+impl From<bridge::TableFileCreationReason> for policy::CreationReason {
+    fn from(r: bridge::TableFileCreationReason) -> Self {
+        match r {
+            bridge::TableFileCreationReason::Flush => policy::CreationReason::Flush,
+            bridge::TableFileCreationReason::Compaction => policy::CreationReason::Compaction,
+            _ => policy::CreationReason::Misc,
+        }
+    }
+}
+
+/// The RocksDB reason for each reason the policies distinguish.
+impl From<policy::CreationReason> for bridge::TableFileCreationReason {
+    fn from(r: policy::CreationReason) -> Self {
+        match r {
+            policy::CreationReason::Flush => bridge::TableFileCreationReason::Flush,
+            policy::CreationReason::Compaction => bridge::TableFileCreationReason::Compaction,
+            policy::CreationReason::Misc => bridge::TableFileCreationReason::Misc,
+        }
+    }
+}
+
 fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
     policy::BuildContext {
         format_version: ctx.format_version,
@@ -112,11 +159,7 @@ fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
             2 => policy::CompactionStyle::Fifo,
             _ => policy::CompactionStyle::None,
         },
-        reason: match ctx.reason {
-            0 => policy::CreationReason::Flush,
-            1 => policy::CreationReason::Compaction,
-            _ => policy::CreationReason::Misc,
-        },
+        reason: ctx.reason.into(),
         level_at_creation: ctx.level_at_creation,
         optimize_filters_for_memory: ctx.optimize_filters_for_memory,
     }

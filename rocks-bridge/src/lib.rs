@@ -35,6 +35,10 @@
 #![warn(missing_docs)]
 mod ffi;
 
+/// RocksDB's `TableFileCreationReason`, declared once for every cxx bridge
+/// in the workspace and checked against RocksDB's header at compile time.
+pub use ffi::bridge::TableFileCreationReason;
+
 use rocksdb::{AsRawPtr, Options};
 use std::fmt;
 
@@ -62,8 +66,10 @@ pub fn register() {
 /// above, or RocksDB's own (`ribbonfilter:10`, `bloomfilter:10`, …).
 ///
 /// Call it after `Options::set_block_based_table_factory`, which replaces
-/// the table factory (and its filter policy). Errors when `policy` is not
-/// accepted or the table factory is not block-based.
+/// the table factory (and its filter policy). `""` and `nullptr` remove the
+/// filter policy. Errors when `policy` names no policy RocksDB knows (RocksDB
+/// itself would quietly leave the table without a filter) or the table
+/// factory is not block-based.
 pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<(), Error> {
     register();
     // SAFETY: `opts` is alive for the duration of the call and borrowed
