@@ -259,15 +259,41 @@ fn svg_plot(series: &[(String, Vec<(f64, f64)>)]) -> String {
     s
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--child-memory") {
-        child_memory(&args[2], args[3].parse().unwrap());
-        return;
+/// The report's ratio table: one row per measure, Rust against RocksDB's
+/// C++ from the same run, with the target the ratio must stay at or below.
+struct RatioTable {
+    out: String,
+}
+
+impl RatioTable {
+    fn new() -> Self {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "| measure | Rust | RocksDB C++ | ratio Rust/C++ | target | met |\n|---|---|---|---|---|---|"
+        );
+        Self { out }
     }
-    let skip_db = args.iter().any(|a| a == "--skip-db");
-    let dir = criterion_dir();
-    let mut out = String::new();
+
+    /// A ratio Rust/C++ that must stay at or below `target` (times, memory).
+    fn row(&mut self, name: &str, rust: f64, cpp: f64, unit: &str, target: f64) {
+        let ratio = rust / cpp;
+        let _ = writeln!(
+            self.out,
+            "| {name} | {rust:.2} {unit} | {cpp:.2} {unit} | {ratio:.2} | ≤ {target} | {} |",
+            if ratio <= target { "yes" } else { "**no**" }
+        );
+    }
+}
+
+/// Build ns/key per filter and n, for the plot and the last table.
+type Series = BTreeMap<String, Vec<(f64, f64)>>;
+
+/// Build sizes the benchmarks may have measured.
+const BUILD_SIZES: [usize; 5] = [10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
+
+/// `Machine: CPU, N cores; flags.` and whether this is the native build.
+fn machine_line() -> (String, bool) {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| {
@@ -284,27 +310,14 @@ fn main() {
     } else {
         "default flags (baseline x86-64 for Rust and C++)"
     };
-    let suffix = if native { "-native" } else { "" };
-    let _ = writeln!(
-        out,
-        "Machine: {cpu}, {} cores; {target_cpu}.\n",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    );
-    let _ = writeln!(
-        out,
-        "| measure | Rust | RocksDB C++ | ratio Rust/C++ | target | met |\n|---|---|---|---|---|---|"
-    );
-    // A ratio Rust/C++ that must stay at or below `target` (times, memory).
-    let mut row = |name: &str, rust: f64, cpp: f64, unit: &str, target: f64| {
-        let ratio = rust / cpp;
-        let _ = writeln!(
-            out,
-            "| {name} | {rust:.2} {unit} | {cpp:.2} {unit} | {ratio:.2} | ≤ {target} | {} |",
-            if ratio <= target { "yes" } else { "**no**" }
-        );
-    };
-    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for n in [10_000usize, 100_000, 1_000_000, 10_000_000, 100_000_000] {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    (format!("Machine: {cpu}, {cores} cores; {target_cpu}.\n"), native)
+}
+
+/// The build rows (Ribbon and FastLocalBloom by n) and the build series.
+fn build_rows(dir: &Path, table: &mut RatioTable) -> Series {
+    let mut series = Series::new();
+    for n in BUILD_SIZES {
         let group = format!("build/{n}");
         for id in [
             "rust_ribbon",
@@ -314,53 +327,49 @@ fn main() {
             "xorf_binary_fuse8",
             "fastbloom",
         ] {
-            if let Some(t) = median_ns(&dir, &group, id) {
+            if let Some(t) = median_ns(dir, &group, id) {
                 series
                     .entry(id.to_string())
                     .or_default()
                     .push((n as f64, t / n as f64));
             }
         }
-        let r = median_ns(&dir, &group, "rust_ribbon");
-        let c = median_ns(&dir, &group, "rocksdb_ribbon");
-        if let (Some(r), Some(c)) = (r, c) {
-            let target = if n >= 10_000_000 {
-                0.6
-            } else if n == 100_000 {
-                0.8
-            } else {
-                1.0
-            };
-            row(
-                &format!("Ribbon build, n = {n}"),
-                r / n as f64,
-                c / n as f64,
-                "ns/key",
-                target,
-            );
-        }
-        if let (Some(r), Some(c)) = (
-            median_ns(&dir, &group, "rust_bloom"),
-            median_ns(&dir, &group, "rocksdb_bloom"),
-        ) {
-            row(
-                &format!("FastLocalBloom build, n = {n}"),
-                r / n as f64,
-                c / n as f64,
-                "ns/key",
-                1.0,
-            );
+        let ribbon_target = if n >= 10_000_000 {
+            0.6
+        } else if n == 100_000 {
+            0.8
+        } else {
+            1.0
+        };
+        for (name, rust, cpp, target) in [
+            ("Ribbon", "rust_ribbon", "rocksdb_ribbon", ribbon_target),
+            ("FastLocalBloom", "rust_bloom", "rocksdb_bloom", 1.0),
+        ] {
+            if let (Some(r), Some(c)) = (median_ns(dir, &group, rust), median_ns(dir, &group, cpp)) {
+                table.row(
+                    &format!("{name} build, n = {n}"),
+                    r / n as f64,
+                    c / n as f64,
+                    "ns/key",
+                    target,
+                );
+            }
         }
     }
+    series
+}
+
+/// The query rows: positive, negative and mixed keys, single and batched.
+fn query_rows(dir: &Path, table: &mut RatioTable) {
     for kind in ["positive", "negative", "mixed"] {
         for (mode, target) in [("single", 1.0), ("batched", 0.8)] {
             for f in ["ribbon", "bloom"] {
                 let g = format!("query/{kind}/{mode}");
                 if let (Some(r), Some(c)) = (
-                    median_ns(&dir, &g, &format!("rust/{f}")),
-                    median_ns(&dir, &g, &format!("rocksdb/{f}")),
+                    median_ns(dir, &g, &format!("rust/{f}")),
+                    median_ns(dir, &g, &format!("rocksdb/{f}")),
                 ) {
-                    row(
+                    table.row(
                         &format!("{f} query {kind} {mode}"),
                         r / 1e5,
                         c / 1e5,
@@ -371,36 +380,40 @@ fn main() {
             }
         }
     }
+}
+
+/// Peak construction memory, and the database-level rows unless skipped.
+fn memory_and_db_rows(table: &mut RatioTable, skip_db: bool) {
     eprintln!("measuring peak construction memory (child processes)...");
     let (rm, cm) = measure_memory(1_000_000);
-    row(
+    table.row(
         "Ribbon peak construction memory, n = 10^6",
         rm,
         cm,
         "bits/key",
         0.75,
     );
-    if !skip_db {
-        eprintln!("running the DB-level benchmark...");
-        let db = db_bench();
-        let (r, c) = (db["rust"], db["rocksdb"]);
-        row("DB fill + flush + compaction (10^6 keys)", r[0], c[0], "s", 1.05);
-        // Throughput Rust/native >= 0.95, i.e. time Rust/native <= 1/0.95 = 1.053.
-        row(
-            "DB 10^6 Gets of absent keys (time; throughput ≥ 0.95)",
-            r[1],
-            c[1],
-            "s",
-            1.053,
-        );
-        row(
-            "DB 10^6 Gets of present keys (time; throughput ≥ 0.95)",
-            r[2],
-            c[2],
+    if skip_db {
+        return;
+    }
+    eprintln!("running the DB-level benchmark...");
+    let db = db_bench();
+    let (r, c) = (db["rust"], db["rocksdb"]);
+    table.row("DB fill + flush + compaction (10^6 keys)", r[0], c[0], "s", 1.05);
+    // Throughput Rust/native >= 0.95, i.e. time Rust/native <= 1/0.95 = 1.053.
+    for (i, what) in [(1, "absent"), (2, "present")] {
+        table.row(
+            &format!("DB 10^6 Gets of {what} keys (time; throughput ≥ 0.95)"),
+            r[i],
+            c[i],
             "s",
             1.053,
         );
     }
+}
+
+/// The space and FP-rate table of every filter at 10 bits/key.
+fn fp_table(out: &mut String) {
     let _ = writeln!(
         out,
         "\n| filter (10 bits/key, n = 10^6) | bits/key | FP rate on 10^6 non-members |\n|---|---|---|"
@@ -408,13 +421,17 @@ fn main() {
     for (name, bits, fp) in fp_and_bits(1_000_000) {
         let _ = writeln!(out, "| {name} | {bits:.2} | {:.3}% |", fp * 100.0);
     }
+}
+
+/// Build ns/key by n, one column per filter.
+fn series_table(out: &mut String, series: &Series) {
     let _ = writeln!(
         out,
         "\nBuild ns/key by n (criterion medians):\n\n| n | {} |\n|---|{}",
         series.keys().cloned().collect::<Vec<_>>().join(" | "),
         "---|".repeat(series.len())
     );
-    for n in [10_000f64, 1e5, 1e6, 1e7, 1e8] {
+    for n in BUILD_SIZES.map(|n| n as f64) {
         let cells: Vec<String> = series
             .values()
             .map(|p| {
@@ -427,11 +444,14 @@ fn main() {
             let _ = writeln!(out, "| {n:.0e} | {} |", cells.join(" | "));
         }
     }
-    print!("{out}");
+}
+
+/// `docs/benchmarks[-native].md` and the build plot.
+fn write_outputs(report: &str, series: Series, suffix: &str) {
     std::fs::create_dir_all("docs").ok();
     std::fs::write(
         format!("docs/benchmarks{suffix}.md"),
-        format!("# Benchmark report\n\nGenerated by `bash scripts/bench.sh`.\n\n{out}"),
+        format!("# Benchmark report\n\nGenerated by `bash scripts/bench.sh`.\n\n{report}"),
     )
     .ok();
     let series: Vec<(String, Vec<(f64, f64)>)> = series.into_iter().collect();
@@ -439,4 +459,24 @@ fn main() {
         std::fs::write(format!("docs/build-ns-per-key{suffix}.svg"), svg_plot(&series)).ok();
         eprintln!("wrote docs/benchmarks{suffix}.md and docs/build-ns-per-key{suffix}.svg");
     }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child-memory") {
+        child_memory(&args[2], args[3].parse().unwrap());
+        return;
+    }
+    let skip_db = args.iter().any(|a| a == "--skip-db");
+    let dir = criterion_dir();
+    let (machine, native) = machine_line();
+    let mut table = RatioTable::new();
+    let series = build_rows(&dir, &mut table);
+    query_rows(&dir, &mut table);
+    memory_and_db_rows(&mut table, skip_db);
+    let mut report = format!("{machine}\n{}", table.out);
+    fp_table(&mut report);
+    series_table(&mut report, &series);
+    print!("{report}");
+    write_outputs(&report, series, if native { "-native" } else { "" });
 }

@@ -184,13 +184,7 @@ impl Filter {
             .collect();
         for (b, d) in self.blocks().iter().zip(&descs) {
             s.bytes += b.len() as u64;
-            let kind = match d {
-                FilterDescription::Standard128Ribbon { .. } => "Standard128Ribbon",
-                FilterDescription::FastLocalBloom { .. } => "FastLocalBloom",
-                FilterDescription::LegacyBloom { .. } => "LegacyBloom",
-                FilterDescription::AlwaysFalse => "AlwaysFalse",
-                FilterDescription::AlwaysTrue => "AlwaysTrue",
-            };
+            let kind = d.kind_name();
             match s.kinds.iter_mut().find(|(k, _)| *k == kind) {
                 Some((_, n)) => *n += 1,
                 None => s.kinds.push((kind, 1)),

@@ -8,28 +8,14 @@
 //! `RIBBON_SST_MUTATIONS=N` sets the mutations per kind and file (default
 //! 300; a tenth of that in debug builds).
 
+use ribbon::test_support::keys::Rng;
 use ribbon_sst::checksum::{compute, context_modifier};
 use ribbon_sst::{BlockHandle, Footer, SstFile, TableInfo};
 use std::path::PathBuf;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
+/// A value in `0..n` (0 for `n == 0`).
+fn below(rng: &mut Rng, n: usize) -> usize {
+    rng.below(n as u64) as usize
 }
 
 fn corpus() -> Vec<(String, Vec<u8>)> {
@@ -106,7 +92,7 @@ fn fix_block(bytes: &mut [u8], footer: &Footer, h: BlockHandle) {
 fn probes() -> Vec<Vec<u8>> {
     let mut rng = Rng(7);
     let mut out: Vec<Vec<u8>> = (0..40)
-        .map(|_| format!("{:016x}", rng.next()).into_bytes())
+        .map(|_| format!("{:016x}", rng.next_u64()).into_bytes())
         .collect();
     out.push(Vec::new());
     out.push(b"a".to_vec());
@@ -142,34 +128,36 @@ fn mutated_files_never_panic() {
                 match kind {
                     // Random flips, a quarter of them in the footer.
                     0 => {
-                        for _ in 0..1 + rng.below(4) {
-                            let at = if rng.below(4) == 0 {
-                                len - 1 - rng.below(64.min(len))
+                        for _ in 0..1 + below(&mut rng, 4) {
+                            let at = if below(&mut rng, 4) == 0 {
+                                len - 1 - below(&mut rng, 64.min(len))
                             } else {
-                                rng.below(len)
+                                below(&mut rng, len)
                             };
-                            b[at] ^= 1 << rng.below(8);
+                            b[at] ^= 1 << below(&mut rng, 8);
                         }
                     }
                     // Truncation.
-                    1 => b.truncate(rng.below(len)),
+                    1 => b.truncate(below(&mut rng, len)),
                     // Inserted bytes.
                     2 => {
-                        let at = rng.below(len + 1);
-                        let extra: Vec<u8> = (0..1 + rng.below(16)).map(|_| rng.next() as u8).collect();
+                        let at = below(&mut rng, len + 1);
+                        let extra: Vec<u8> = (0..1 + below(&mut rng, 16))
+                            .map(|_| rng.next_u64() as u8)
+                            .collect();
                         b.splice(at..at, extra);
                     }
                     // Flips inside one block, checksum fixed up.
                     3..=5 => {
-                        let (_, h) = blocks[rng.below(blocks.len())];
+                        let (_, h) = blocks[below(&mut rng, blocks.len())];
                         let span = (h.size as usize + 5).max(1);
-                        for _ in 0..1 + rng.below(3) {
-                            let at = h.offset as usize + rng.below(span.min(h.size as usize + 1));
+                        for _ in 0..1 + below(&mut rng, 3) {
+                            let at = h.offset as usize + below(&mut rng, span.min(h.size as usize + 1));
                             if at < b.len() {
                                 match kind {
-                                    3 => b[at] ^= 1 << rng.below(8),
+                                    3 => b[at] ^= 1 << below(&mut rng, 8),
                                     4 => b[at] = 0xff,
-                                    _ => b[at] = rng.next() as u8,
+                                    _ => b[at] = rng.next_u64() as u8,
                                 }
                             }
                         }
@@ -178,10 +166,10 @@ fn mutated_files_never_panic() {
                     // A run of 0xff or 0x00 (bad varints, huge sizes) in a
                     // block, checksum fixed up.
                     _ => {
-                        let (_, h) = blocks[rng.below(blocks.len())];
-                        let start = h.offset as usize + rng.below(h.size as usize + 1);
-                        let run = 1 + rng.below(12);
-                        let v = if rng.below(2) == 0 { 0xff } else { 0x00 };
+                        let (_, h) = blocks[below(&mut rng, blocks.len())];
+                        let start = h.offset as usize + below(&mut rng, h.size as usize + 1);
+                        let run = 1 + below(&mut rng, 12);
+                        let v = if below(&mut rng, 2) == 0 { 0xff } else { 0x00 };
                         for x in b.iter_mut().skip(start).take(run) {
                             *x = v;
                         }
