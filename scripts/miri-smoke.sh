@@ -16,16 +16,24 @@
 #
 #   bash scripts/miri-smoke.sh
 #
-# Needs the nightly toolchain with the miri component:
-#   rustup toolchain install nightly --component miri,rust-src
+# Installs the nightly toolchain's miri component when missing; where it
+# cannot be installed it says SKIPPED (or fails, with MIRI_REQUIRED=1).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${MIRI_TARGET_DIR:-/var/tmp/rocks-ribbon-miri-target}
 
 if ! cargo +nightly miri --version >/dev/null 2>&1; then
-    echo "miri-smoke: needs Miri: rustup toolchain install nightly --component miri,rust-src" >&2
-    exit 2
+    echo "miri-smoke: installing Miri (rustup component add --toolchain nightly miri rust-src)"
+    if ! rustup toolchain install nightly --profile minimal --component miri,rust-src >/dev/null 2>&1 \
+        && ! rustup component add --toolchain nightly miri rust-src >/dev/null 2>&1; then
+        if [ "${MIRI_REQUIRED:-}" = 1 ]; then
+            echo "miri-smoke: cannot install Miri here" >&2
+            exit 2
+        fi
+        echo "miri-smoke: SKIPPED: Miri cannot be installed on this machine (set MIRI_REQUIRED=1 to fail instead)"
+        exit 0
+    fi
 fi
 
 start=$(date +%s)

@@ -27,3 +27,9 @@ cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --e
 
 echo "== a project outside the workspace, using rocks-bridge as the README says"
 cargo run --release --manifest-path examples/outside/Cargo.toml
+
+echo "== Miri over the unsafe code of ribbon (scripts/miri-smoke.sh)"
+bash scripts/miri-smoke.sh
+
+echo "== a short fuzzing run of every target (scripts/fuzz-smoke.sh; longer runs: fuzz/README.md)"
+bash scripts/fuzz-smoke.sh

@@ -168,6 +168,7 @@ fn bridge_and_filter_policy_parse_agree_on_ids() {
         "rust.RibbonFilter:10:1:2",
         "rust.RibbonFilter",
         "rust.FastLocalBloomFilter:10",
+        "noSuchFilter:10",
     ] {
         let parsed = FilterPolicy::parse(id);
         let mut opts = rocksdb::Options::default();
@@ -181,9 +182,11 @@ fn bridge_and_filter_policy_parse_agree_on_ids() {
                 assert_eq!(rocks_bridge::canonical_id(id), Some(p.id()), "{id}");
             }
             _ => {
+                // Refused, never quietly "no filter".
                 assert!(
                     bridged.is_err(),
-                    "{id}: RocksDB accepted what FilterPolicy::parse rejects"
+                    "{id}: RocksDB accepted what FilterPolicy::parse rejects, as {:?}",
+                    rocks_bridge::filter_policy_id(&opts)
                 );
                 assert_eq!(rocks_bridge::canonical_id(id), None, "{id}");
             }
