@@ -128,7 +128,7 @@ fn query(file: &Path, keys: &Path, hex: bool, prefix: bool) -> Result<(), Error>
             .collect::<Result<_, _>>()
             .map_err(|e| Error::failed(format!("{}: {e}", file.display())))?
     } else {
-        sst.keys_may_match(&keys.slices())
+        sst.key_may_match_many(&keys.slices())
     };
     write_answers(answers)
 }

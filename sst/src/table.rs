@@ -170,12 +170,15 @@ impl SstFile {
     /// whole-key filtering and prefix extractor as the properties record).
     /// `user_key` excludes any user-defined timestamp. Without a filter
     /// this reader can use, `true`.
-    pub fn key_may_match(&self, user_key: &[u8]) -> bool {
-        self.filter.key_may_match(user_key, &self.query_context())
+    pub fn key_may_match(&self, user_key: impl AsRef<[u8]>) -> bool {
+        self.filter.key_may_match(user_key.as_ref(), &self.query_context())
     }
 
-    /// [`SstFile::key_may_match`] for many keys.
-    pub fn keys_may_match<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
+    /// [`SstFile::key_may_match`] for many keys (the MultiGet path), one
+    /// answer per key, in order; the batch shape of every filter type in
+    /// this workspace (`FilterReader::may_match_many`,
+    /// `Ribbon::contains_many`).
+    pub fn key_may_match_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
         let ctx = self.query_context();
         keys.iter()
             .map(|k| self.filter.key_may_match(k.as_ref(), &ctx))

@@ -94,7 +94,7 @@ fn exercise(bytes: &[u8], probes: &[Vec<u8>]) -> Vec<Error> {
             }
         };
         let _ = TableInfo::new(&sst);
-        let _ = sst.keys_may_match(probes);
+        let _ = sst.key_may_match_many(probes);
         for p in probes {
             let _ = sst.key_may_match(p);
             if let Err(e) = sst.prefix_may_match(p) {
@@ -349,7 +349,7 @@ fn legitimate_tables_of_the_same_shapes_still_read() {
             panic!("{:?}", sst.filter());
         };
         assert_eq!(partitions.len(), 3);
-        assert!(sst.keys_may_match(&keys).iter().all(|&m| m));
+        assert!(sst.key_may_match_many(&keys).iter().all(|&m| m));
         let report = sst.verify_filter().unwrap();
         assert_eq!((report.keys, report.data_blocks, report.miss_count), (300, 4, 0));
         assert_eq!(sst.verify_checksums().unwrap(), 1 + 2 + 1 + 3 + 4);

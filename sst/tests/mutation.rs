@@ -58,7 +58,7 @@ fn exercise(bytes: Vec<u8>, probes: &[Vec<u8>]) -> bool {
         let _ = sst.key_may_match(k);
         let _ = sst.prefix_may_match(k);
     }
-    let _ = sst.keys_may_match(probes);
+    let _ = sst.key_may_match_many(probes);
     let info = TableInfo::new(&sst);
     let _ = info.family();
     let _ = sst.blocks();
@@ -214,7 +214,7 @@ fn tail_reads_match_whole_reads() {
             let sst =
                 SstFile::open_with_tail(dir.join(&name), tail).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(TableInfo::new(&sst), want_info, "{name} tail {tail}");
-            assert_eq!(sst.keys_may_match(&probes), whole.keys_may_match(&probes));
+            assert_eq!(sst.key_may_match_many(&probes), whole.key_may_match_many(&probes));
             assert_eq!(sst.blocks().unwrap(), want_blocks, "{name} tail {tail}");
             assert_eq!(sst.verify_filter().unwrap(), whole.verify_filter().unwrap());
         }
