@@ -22,11 +22,16 @@ fn run(args: &[&str]) -> Run {
 }
 
 fn run_with(cmd: &mut Command) -> Run {
-    let o = cmd.output().unwrap();
-    Run {
-        code: o.status.code(),
-        stdout: o.stdout,
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    cmd.output().unwrap().into()
+}
+
+impl From<std::process::Output> for Run {
+    fn from(o: std::process::Output) -> Self {
+        Run {
+            code: o.status.code(),
+            stdout: o.stdout,
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
     }
 }
 
@@ -651,16 +656,12 @@ fn no_panic_on_non_utf8_arguments_or_failed_writes() {
             vec!["--help"],
             vec!["sst", "info", "--json", &corpus("full_ribbon_fv7_zstd_xxh3.sst")],
         ] {
-            let o = std::process::Command::new(assert_cmd::cargo::cargo_bin("ribbon"))
+            let r: Run = std::process::Command::new(assert_cmd::cargo::cargo_bin("ribbon"))
                 .args(&args)
                 .stdout(full())
                 .output()
-                .unwrap();
-            let r = Run {
-                code: o.status.code(),
-                stdout: o.stdout,
-                stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-            };
+                .unwrap()
+                .into();
             r.fails_with(1, "cannot write standard output");
         }
         run(&[

@@ -78,7 +78,9 @@ pub struct FilterBuilder {
 
 impl FilterBuilder {
     /// The builder `policy` uses for a file written under `ctx`, or `None`
-    /// when that file gets no filter (0 bits per key).
+    /// when the policy builds no filter (0 bits per key; see
+    /// [`FilterPolicy::builds_filters`] for the two ways of saying "no
+    /// filter", both `None`).
     pub fn new(policy: &FilterPolicy, ctx: &BuildContext) -> Option<Self> {
         policy.filter_kind(ctx).map(Self::for_kind)
     }

@@ -412,13 +412,26 @@ impl FilterPolicy {
         }
     }
 
-    /// The filter a table file gets under `ctx`, or `None` for no filter
-    /// (0 bits per key). Mirrors each policy's `GetBuilderWithContext`.
+    /// Whether this policy builds filters at all: `false` for bits per key
+    /// that sanitise to 0 (below 0.5), RocksDB's "no filter" policy. There
+    /// are two ways to say "no filter", and both are `None`:
+    /// [`FilterPolicy::parse`] gives `Ok(None)` for an id that names no
+    /// policy (`""`, `nullptr`); a policy that exists but builds no filter
+    /// (`bloomfilter:0`, which RocksDB accepts and keeps as an id) parses to
+    /// `Some`, and then [`FilterPolicy::filter_kind`] and
+    /// [`crate::builder::FilterBuilder::new`] give `None` for every file.
+    pub fn builds_filters(&self) -> bool {
+        self.bits.millibits_per_key != 0
+    }
+
+    /// The filter a table file gets under `ctx`, or `None` when the policy
+    /// builds no filter (see [`FilterPolicy::builds_filters`]). Mirrors each
+    /// policy's `GetBuilderWithContext`.
     pub fn filter_kind(&self, ctx: &BuildContext) -> Option<FilterKind> {
-        let millibits = self.bits.millibits_per_key;
-        if millibits == 0 {
+        if !self.builds_filters() {
             return None;
         }
+        let millibits = self.bits.millibits_per_key;
         let legacy = FilterKind::LegacyBloom(LegacyBloomBuilder::new(self.bits.whole_bits_per_key));
         let bloom = FastLocalBloomBuilder::new(millibits)
             .with_optimize_filters_for_memory(ctx.optimize_filters_for_memory);
@@ -598,6 +611,36 @@ mod tests {
         ] {
             let e = FilterPolicy::parse(bad).unwrap_err();
             assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn no_filter_is_none_both_ways() {
+        use crate::builder::FilterBuilder;
+        for id in ["", "nullptr", " id=nullptr ", "rocksdb.BuiltinBloomFilter"] {
+            assert_eq!(FilterPolicy::parse(id).unwrap(), None, "{id:?}");
+        }
+        for id in [
+            "bloomfilter:0",
+            "ribbonfilter:0.4:3",
+            "rust.BloomFilter:0.2",
+            "rocksdb.internal.LegacyBloomFilter:0",
+        ] {
+            let p = FilterPolicy::parse(id).unwrap().unwrap();
+            assert!(!p.builds_filters(), "{id}");
+            for ctx in [
+                BuildContext::sst_file_writer(7),
+                BuildContext::at_level(4, None),
+                BuildContext::at_level(7, Some(3)),
+            ] {
+                assert!(p.filter_kind(&ctx).is_none(), "{id}");
+                assert!(FilterBuilder::new(&p, &ctx).is_none(), "{id}");
+            }
+        }
+        for id in ["bloomfilter:0.5", "ribbonfilter:1", "rust.RibbonFilter:10"] {
+            let p = FilterPolicy::parse(id).unwrap().unwrap();
+            assert!(p.builds_filters(), "{id}");
+            assert!(FilterBuilder::new(&p, &BuildContext::default()).is_some(), "{id}");
         }
     }
 
