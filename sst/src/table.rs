@@ -49,6 +49,7 @@ pub struct SstFile {
     prefix_extractor: Option<PrefixExtractor>,
     filter: Filter,
     filter_block_name: Option<String>,
+    compression_dict: Arc<[u8]>,
 }
 
 impl SstFile {
@@ -80,6 +81,16 @@ impl SstFile {
         let mut budget = ReadBudget::for_file(len);
         let fetch = BlockFetcher::new(file.as_ref(), &footer);
         let metaindex = metaindex::read(&fetch, &mut budget)?;
+        let compression_dict: Arc<[u8]> = match metaindex::find(&metaindex, COMPRESSION_DICT_BLOCK) {
+            Some(h) => {
+                let kind = crate::error::BlockKind::CompressionDictionary;
+                let block = fetch.read(h, &kind, &mut budget)?;
+                budget.charge(block.contents.len() as u64, &kind, h.offset)?;
+                Arc::from(block.contents.as_ref())
+            }
+            None => Arc::from(&[][..]),
+        };
+        let fetch = fetch.with_dictionary(&compression_dict);
         let properties = match metaindex::find(&metaindex, PROPERTIES_BLOCK) {
             Some(h) => properties::read(&fetch, h, &mut budget)?,
             None => TableProperties::default(),
@@ -97,12 +108,20 @@ impl SstFile {
             prefix_extractor,
             filter,
             filter_block_name,
+            compression_dict,
         })
     }
 
     /// Reads the file's blocks.
     pub(crate) fn fetcher(&self) -> BlockFetcher<'_> {
-        BlockFetcher::new(self.file.as_ref(), &self.footer)
+        BlockFetcher::new(self.file.as_ref(), &self.footer).with_dictionary(&self.compression_dict)
+    }
+
+    /// The table's compression dictionary (the `rocksdb.compression_dict`
+    /// meta block; empty when it has none), with which its data blocks are
+    /// decompressed.
+    pub fn compression_dictionary(&self) -> &[u8] {
+        &self.compression_dict
     }
 
     /// The file's length in bytes.
@@ -171,7 +190,8 @@ impl SstFile {
     /// `user_key` excludes any user-defined timestamp. Without a filter
     /// this reader can use, `true`.
     pub fn key_may_match(&self, user_key: impl AsRef<[u8]>) -> bool {
-        self.filter.key_may_match(user_key.as_ref(), &self.query_context())
+        self.filter
+            .key_may_match(user_key.as_ref(), &self.query_context())
     }
 
     /// [`SstFile::key_may_match`] for many keys (the MultiGet path), one
