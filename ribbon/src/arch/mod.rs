@@ -85,18 +85,22 @@ impl BloomKernel {
     }
 
     /// Whether all `num_probes` bits that `h2` selects are set in `line`
-    /// (`num_probes <= 0` gives true).
+    /// (`num_probes <= 0` gives true). `Avx2` on a CPU without AVX2 runs
+    /// the portable check: same answer, never an illegal instruction.
     #[inline]
     #[must_use]
     pub fn line_may_match(self, h2: u32, num_probes: i32, line: &[u8; BLOOM_LINE_BYTES]) -> bool {
         match self {
             BloomKernel::Portable => portable_line_may_match(h2, num_probes, line),
+            // Anyone can name `BloomKernel::Avx2` (it is a public enum), so
+            // the CPU is checked here, not trusted: a relaxed atomic load,
+            // or nothing in a build that targets AVX2.
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: a `BloomKernel::Avx2` exists only where the CPU has AVX2:
-            // `detected` returns it after `is_x86_feature_detected!("avx2")`,
-            // and `available` only lists what `detected` returned.
-            BloomKernel::Avx2 => unsafe { x86_64::line_may_match_avx2(h2, num_probes, line) },
-            #[cfg(not(target_arch = "x86_64"))]
+            BloomKernel::Avx2 if x86_64::avx2_detected() => {
+                // SAFETY: `avx2_detected` just confirmed that this CPU has
+                // AVX2 (`is_x86_feature_detected!`, or a `+avx2` target).
+                unsafe { x86_64::line_may_match_avx2(h2, num_probes, line) }
+            }
             BloomKernel::Avx2 => portable_line_may_match(h2, num_probes, line),
         }
     }
