@@ -241,11 +241,11 @@ void set_table_filter_policy(size_t options_address, rust::Str id) {
       config, std::string(id), &policy);
   if (!s.ok()) throw std::invalid_argument(s.ToString());
   // CreateFromString answers OK with no policy for an id that no factory
-  // matches; only the ids that mean "no policy" may clear the filter.
-  const std::string wanted(id);
-  if (!policy && !wanted.empty() && wanted != "nullptr") {
-    throw std::invalid_argument("no filter policy has the id \"" + wanted +
-                                "\"");
+  // matches; only the ids that mean "no policy" (Rust's rule) may clear the
+  // filter.
+  if (!policy && !names_no_filter_policy(id)) {
+    throw std::invalid_argument("no filter policy has the id \"" +
+                                std::string(id) + "\"");
   }
   // A new factory: `Options` copies share their table factory, so changing
   // this one in place would change every copy.

@@ -151,8 +151,9 @@ fn rust_policy_ids_round_trip() {
 }
 
 /// One grammar: every id string is accepted by RocksDB (through the
-/// bridge's registration) exactly when `FilterPolicy::parse` accepts it, and
-/// RocksDB writes back the id `FilterPolicy::id` gives.
+/// bridge's registration) exactly when `FilterPolicy::parse` accepts it,
+/// RocksDB writes back the id `FilterPolicy::id` gives, and the ids that
+/// mean "no policy" clear it.
 #[test]
 fn bridge_and_filter_policy_parse_agree_on_ids() {
     use ribbon::policy::{FilterPolicy, Provider};
@@ -169,6 +170,8 @@ fn bridge_and_filter_policy_parse_agree_on_ids() {
         "rust.RibbonFilter",
         "rust.FastLocalBloomFilter:10",
         "noSuchFilter:10",
+        "",
+        "nullptr",
     ] {
         let parsed = FilterPolicy::parse(id);
         let mut opts = rocksdb::Options::default();
@@ -181,7 +184,12 @@ fn bridge_and_filter_policy_parse_agree_on_ids() {
                 assert_eq!(rocks_bridge::filter_policy_id(&opts), Some(p.id()), "{id}");
                 assert_eq!(rocks_bridge::canonical_id(id), Some(p.id()), "{id}");
             }
-            _ => {
+            Ok(None) => {
+                // The ids that mean "no policy" clear it.
+                assert!(bridged.is_ok(), "{id:?}: {bridged:?}");
+                assert_eq!(rocks_bridge::filter_policy_id(&opts), None, "{id:?}");
+            }
+            Err(_) => {
                 // Refused, never quietly "no filter".
                 assert!(
                     bridged.is_err(),

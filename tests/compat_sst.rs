@@ -48,11 +48,9 @@ const COMPRESSIONS: [&str; 5] = [
 ];
 const CHECKSUMS: [&str; 5] = ["kCRC32c", "kxxHash", "kxxHash64", "kXXH3", "kNoChecksum"];
 
+/// One SplitMix64 step from state `i` (the workspace's one generator).
 fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    ribbon::hash::split_mix64(&mut { i })
 }
 
 /// Member `i`: an 8-hex-digit prefix shared by four keys, then 8 more.

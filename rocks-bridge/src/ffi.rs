@@ -70,6 +70,7 @@ pub(crate) mod bridge {
         type RustReader;
 
         fn parse_policy_id(id: &str, parts: &mut PolicyParts) -> bool;
+        fn names_no_filter_policy(id: &str) -> bool;
         fn new_builder(policy_id: &str, ctx: &BuildContext) -> Box<RustBuilder>;
         fn builds_filter(self: &RustBuilder) -> bool;
         fn add_key(self: &mut RustBuilder, key: &[u8]);
@@ -107,6 +108,13 @@ pub(crate) mod bridge {
 pub(crate) fn parse_rust_policy(id: &str) -> Option<(FilterPolicy, String, &'static str)> {
     let policy = FilterPolicy::parse(id).ok()??;
     (policy.provider() == policy::Provider::Rust).then(|| (policy, policy.id(), policy.name()))
+}
+
+/// Whether `id` is one of the ids that mean "no filter policy" (`""`,
+/// `nullptr`, ...), as `FilterPolicy::parse` says: the one owner of that
+/// rule, asked by the C++ side too.
+fn names_no_filter_policy(id: &str) -> bool {
+    catch_unwind(|| matches!(FilterPolicy::parse(id), Ok(None))).unwrap_or(false)
 }
 
 fn parse_policy_id(id: &str, parts: &mut bridge::PolicyParts) -> bool {
