@@ -106,19 +106,26 @@ impl BloomKernel {
     }
 }
 
+/// The bits of a 512-bit FastLocalBloom cache line that the probes of
+/// `h2` select, in probe order: probe `i` is bit `(h2 * GOLDEN^i) >> 23`
+/// (RocksDB's `AddHashPrepared`/`HashMayMatchPrepared`). The one statement
+/// of that rule; the AVX2 kernel computes the same bits eight at a time and
+/// is tested against it. `num_probes <= 0` selects none.
+#[inline(always)]
+pub(crate) fn probe_bits(h2: u32, num_probes: i32) -> impl Iterator<Item = usize> {
+    let mut h = h2;
+    (0..num_probes.max(0)).map(move |_| {
+        let bit = (h >> (32 - 9)) as usize;
+        h = h.wrapping_mul(GOLDEN);
+        bit
+    })
+}
+
 /// The portable FastLocalBloom line check (RocksDB's scalar
-/// `HashMayMatchPrepared`): probe `i` tests bit `(h2 * GOLDEN^i) >> 23`.
+/// `HashMayMatchPrepared`): every bit of [`probe_bits`] is set.
 #[inline(always)]
 pub(crate) fn portable_line_may_match(h2: u32, num_probes: i32, line: &[u8; BLOOM_LINE_BYTES]) -> bool {
-    let mut h = h2;
-    for _ in 0..num_probes {
-        let bitpos = (h >> (32 - 9)) as usize;
-        if line[bitpos >> 3] & (1u8 << (bitpos & 7)) == 0 {
-            return false;
-        }
-        h = h.wrapping_mul(GOLDEN);
-    }
-    true
+    probe_bits(h2, num_probes).all(|bit| line[bit >> 3] & (1u8 << (bit & 7)) != 0)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! `util/bloom_impl.h`).
 
 use super::CACHE_LINE_BYTES;
-use crate::arch::{self, BloomKernel, GOLDEN};
+use crate::arch::{self, BloomKernel};
 use crate::bloom::math::BloomMath;
 use crate::math::fast_range32;
 
@@ -79,20 +79,15 @@ impl FastLocalBloomImpl {
     /// skipped). `num_probes <= 0` sets nothing.
     #[inline]
     pub fn add_hash_prepared(h2: u32, num_probes: i32, data_at_line: &mut [u8]) {
-        let mut h = h2;
         if let Some(line) = data_at_line.first_chunk_mut::<CACHE_LINE_BYTES>() {
-            for _ in 0..num_probes {
-                let bitpos = (h >> (32 - 9)) as usize;
-                line[bitpos >> 3] |= 1u8 << (bitpos & 7);
-                h = h.wrapping_mul(GOLDEN);
+            for bit in arch::probe_bits(h2, num_probes) {
+                line[bit >> 3] |= 1u8 << (bit & 7);
             }
         } else {
-            for _ in 0..num_probes {
-                let bitpos = (h >> (32 - 9)) as usize;
-                if let Some(byte) = data_at_line.get_mut(bitpos >> 3) {
-                    *byte |= 1u8 << (bitpos & 7);
+            for bit in arch::probe_bits(h2, num_probes) {
+                if let Some(byte) = data_at_line.get_mut(bit >> 3) {
+                    *byte |= 1u8 << (bit & 7);
                 }
-                h = h.wrapping_mul(GOLDEN);
             }
         }
     }
@@ -161,16 +156,10 @@ impl FastLocalBloomImpl {
             return kernel.line_may_match(h2, num_probes, line);
         }
         // A corrupt filter shorter than one line: missing bits count as set.
-        let mut h = h2;
-        for _ in 0..num_probes {
-            let bitpos = (h >> (32 - 9)) as usize;
-            if let Some(byte) = data_at_line.get(bitpos >> 3) {
-                if byte & (1u8 << (bitpos & 7)) == 0 {
-                    return false;
-                }
-            }
-            h = h.wrapping_mul(GOLDEN);
-        }
-        true
+        arch::probe_bits(h2, num_probes).all(|bit| {
+            data_at_line
+                .get(bit >> 3)
+                .is_none_or(|byte| byte & (1u8 << (bit & 7)) != 0)
+        })
     }
 }
