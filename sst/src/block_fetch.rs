@@ -33,12 +33,25 @@ pub struct RawBlock<'a> {
 pub struct BlockFetcher<'a> {
     file: &'a dyn FileReader,
     footer: &'a Footer,
+    dict: &'a [u8],
 }
 
 impl<'a> BlockFetcher<'a> {
-    /// A fetcher for `file`, whose footer is `footer`.
+    /// A fetcher for `file`, whose footer is `footer`, without a
+    /// compression dictionary.
     pub fn new(file: &'a dyn FileReader, footer: &'a Footer) -> Self {
-        Self { file, footer }
+        Self {
+            file,
+            footer,
+            dict: &[],
+        }
+    }
+
+    /// This fetcher, decompressing data blocks with the table's compression
+    /// dictionary `dict` (the `rocksdb.compression_dict` meta block; RocksDB
+    /// uses it for data blocks only).
+    pub fn with_dictionary(self, dict: &'a [u8]) -> Self {
+        Self { dict, ..self }
     }
 
     /// The file's length.
@@ -98,13 +111,15 @@ impl<'a> BlockFetcher<'a> {
                 }
             }
         } else {
-            Cow::Owned(compression::decompress(
+            let dict = if *block == BlockKind::Data { self.dict } else { &[] };
+            Cow::Owned(compression::decompress_with_dict(
                 compression,
                 &stored[..body_len],
                 self.footer.format_version,
                 block,
                 handle.offset,
                 budget,
+                dict,
             )?)
         };
         Ok(RawBlock {

@@ -1,5 +1,6 @@
-//! Decompressing blocks: Snappy, zlib (raw deflate), LZ4/LZ4HC and ZSTD, in
-//! pure Rust.
+//! Decompressing blocks: Snappy, zlib (raw deflate), BZip2, LZ4/LZ4HC and
+//! ZSTD, in pure Rust, with the table's compression dictionary where
+//! RocksDB uses one.
 //!
 //! Ported from RocksDB's `util/compression.{h,cc}`
 //! (`BuiltinDecompressorV2::ExtractUncompressedSize`,
@@ -11,9 +12,24 @@
 //! Framing, format_version 2 and later: Snappy blocks are raw Snappy (the
 //! size is Snappy's own preamble); every other type starts with the
 //! uncompressed size as a varint, then the payload: raw deflate (no zlib
-//! header) for zlib, an LZ4 block for LZ4 and LZ4HC, a ZSTD frame for ZSTD.
-//! Format_version 0 and 1: zlib has no size prefix, LZ4 an 8-byte
-//! little-endian size, ZSTD the varint.
+//! header) for zlib, a bzip2 stream for BZip2, an LZ4 block for LZ4 and
+//! LZ4HC, a ZSTD frame for ZSTD. Format_version 0 and 1: zlib and BZip2
+//! have no size prefix, LZ4 an 8-byte little-endian size, ZSTD the varint.
+//!
+//! Compression dictionaries (`compression_opts.max_dict_bytes`): RocksDB
+//! stores the dictionary in the `rocksdb.compression_dict` meta block and
+//! uses it for data blocks only (`UncompressionDict`; index and meta blocks
+//! get the empty dictionary). ZSTD takes it as a ZSTD dictionary (trained,
+//! with the magic `0xEC30A437`, when `zstd_max_train_bytes` was set) or as
+//! raw content (the sampled bytes; its frames name no dictionary id); LZ4
+//! as the history before the block (`LZ4_setStreamDecode`); zlib as the
+//! preset dictionary (`inflateSetDictionary`), which for raw deflate is the
+//! same history. Snappy and BZip2 take no dictionary (RocksDB ignores it
+//! for them). XPRESS (Windows only, in RocksDB) is not supported.
+//!
+//! The dictionary bytes a block's decoder copies (all of a ZSTD
+//! dictionary, the last 32 KiB for zlib; LZ4 reads it in place) are charged
+//! to the budget with the block's own size.
 //!
 //! Every decompressor is bounded: no output beyond [`MAX_BLOCK_LEN`], a
 //! declared size no payload of that length could produce (each format's
@@ -63,6 +79,11 @@ const SNAPPY_MAX_RATIO: u64 = 22;
 const DEFLATE_MAX_RATIO: u64 = 1032;
 const LZ4_MAX_RATIO: u64 = 255;
 const ZSTD_MAX_RATIO: u64 = 32768;
+/// BZip2: a run-length-encoded run of 4 + 255 bytes costs a few bits of
+/// Huffman code after the BWT, and a block of at most 900 kB compresses to
+/// no fewer than about 40 bytes: bzip2's own test suite has ratios below
+/// 50000:1; 1 << 17 leaves room.
+const BZIP2_MAX_RATIO: u64 = 1 << 17;
 
 struct Ctx<'a> {
     block: &'a BlockKind,
@@ -123,6 +144,20 @@ pub fn decompress(
     offset: u64,
     budget: &mut ReadBudget,
 ) -> Result<Vec<u8>, Error> {
+    decompress_with_dict(type_byte, data, format_version, block, offset, budget, &[])
+}
+
+/// [`decompress`] with the table's compression dictionary `dict` (empty
+/// for none; see the module docs for how each format uses it).
+pub fn decompress_with_dict(
+    type_byte: u8,
+    data: &[u8],
+    format_version: u32,
+    block: &BlockKind,
+    offset: u64,
+    budget: &mut ReadBudget,
+    dict: &[u8],
+) -> Result<Vec<u8>, Error> {
     let ctx = Ctx {
         block,
         offset,
@@ -130,9 +165,27 @@ pub fn decompress(
     };
     let mut run = || match type_byte {
         0x01 => snappy(&ctx, data, budget),
-        0x02 => zlib(&ctx, data, format_version, budget),
-        0x04 | 0x05 => lz4(&ctx, data, format_version, budget),
-        0x07 | 0x40 => zstd(&ctx, data, budget),
+        // Raw deflate.
+        0x02 if dict.is_empty() => streamed(
+            &ctx,
+            data,
+            format_version,
+            budget,
+            DEFLATE_MAX_RATIO,
+            flate2::read::DeflateDecoder::new,
+        ),
+        0x02 => zlib_with_dict(&ctx, data, format_version, budget, dict),
+        // BZip2 (`BZip2_DecompressBlock`; no dictionary).
+        0x03 => streamed(
+            &ctx,
+            data,
+            format_version,
+            budget,
+            BZIP2_MAX_RATIO,
+            bzip2::read::BzDecoder::new,
+        ),
+        0x04 | 0x05 => lz4(&ctx, data, format_version, budget, dict),
+        0x07 | 0x40 => zstd(&ctx, data, budget, dict),
         _ => Err(Error::UnsupportedCompression {
             block: block.clone(),
             offset,
@@ -168,10 +221,22 @@ fn snappy(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget) -> Result<Vec<u8>
     ctx.check_output(out, len)
 }
 
-fn zlib(ctx: &Ctx<'_>, data: &[u8], format_version: u32, budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
+/// The framing of zlib and BZip2: the varint size from format_version 2
+/// on, no size before (`compress_format_version` 1). `decode` gets the
+/// payload, the declared size and the most it may produce, and returns at
+/// most one byte more (to notice longer output); the size is charged
+/// before decoding when declared, after otherwise.
+fn optionally_sized<'d>(
+    ctx: &Ctx<'_>,
+    data: &'d [u8],
+    format_version: u32,
+    budget: &mut ReadBudget,
+    max_ratio: u64,
+    decode: impl FnOnce(&'d [u8], Option<usize>, usize, &mut ReadBudget) -> Result<Vec<u8>, Error>,
+) -> Result<Vec<u8>, Error> {
     let (declared, payload) = if format_version >= 2 {
         let (size, rest) = varint_size(ctx, data)?;
-        (Some(ctx.check_size(size, rest.len(), DEFLATE_MAX_RATIO)?), rest)
+        (Some(ctx.check_size(size, rest.len(), max_ratio)?), rest)
     } else {
         (None, data)
     };
@@ -179,12 +244,7 @@ fn zlib(ctx: &Ctx<'_>, data: &[u8], format_version: u32, budget: &mut ReadBudget
         budget.charge(len as u64, ctx.block, ctx.offset)?;
     }
     let limit = declared.unwrap_or(MAX_BLOCK_LEN as usize);
-    let mut out = Vec::with_capacity(declared.unwrap_or(payload.len().saturating_mul(4)));
-    // Read one byte past the limit to notice longer output.
-    flate2::read::DeflateDecoder::new(payload)
-        .take(limit as u64 + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| ctx.err(e.to_string()))?;
+    let out = decode(payload, declared, limit, budget)?;
     match declared {
         Some(len) => ctx.check_output(out, len),
         None if out.len() > limit => Err(ctx.err("uncompressed block too large")),
@@ -195,7 +255,95 @@ fn zlib(ctx: &Ctx<'_>, data: &[u8], format_version: u32, budget: &mut ReadBudget
     }
 }
 
-fn lz4(ctx: &Ctx<'_>, data: &[u8], format_version: u32, budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
+/// A stream format in the framing of [`optionally_sized`] (zlib, BZip2):
+/// `decoder` reads the payload, to its end or to one byte past the limit.
+fn streamed<'d, R: Read>(
+    ctx: &Ctx<'_>,
+    data: &'d [u8],
+    format_version: u32,
+    budget: &mut ReadBudget,
+    max_ratio: u64,
+    decoder: impl FnOnce(&'d [u8]) -> R,
+) -> Result<Vec<u8>, Error> {
+    optionally_sized(
+        ctx,
+        data,
+        format_version,
+        budget,
+        max_ratio,
+        |payload, declared, limit, _| {
+            let mut out = Vec::with_capacity(declared.unwrap_or(payload.len().saturating_mul(4)));
+            decoder(payload)
+                .take(limit as u64 + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| ctx.err(e.to_string()))?;
+            Ok(out)
+        },
+    )
+}
+
+/// Raw deflate after a preset dictionary: the dictionary is the history the
+/// stream's distances may reach back into (at most 32 KiB), so the output
+/// buffer starts with it and decompression starts after it.
+fn zlib_with_dict(
+    ctx: &Ctx<'_>,
+    data: &[u8],
+    format_version: u32,
+    budget: &mut ReadBudget,
+    dict: &[u8],
+) -> Result<Vec<u8>, Error> {
+    use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
+    use miniz_oxide::inflate::TINFLStatus;
+    optionally_sized(
+        ctx,
+        data,
+        format_version,
+        budget,
+        DEFLATE_MAX_RATIO,
+        |payload, declared, limit, budget| {
+            let history = &dict[dict.len().saturating_sub(32 << 10)..];
+            budget.charge(history.len() as u64, ctx.block, ctx.offset)?;
+            let start = history.len();
+            // Room for one byte past the limit, to notice longer output.
+            let full = start + limit + 1;
+            let mut buf = history.to_vec();
+            let first = declared.unwrap_or(payload.len().saturating_mul(4).min(limit));
+            buf.resize(start + first + 1, 0);
+            let mut state = DecompressorOxide::new();
+            let (mut in_pos, mut out_pos) = (0usize, start);
+            loop {
+                let (status, read, written) = decompress(
+                    &mut state,
+                    &payload[in_pos..],
+                    &mut buf,
+                    out_pos,
+                    inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
+                );
+                in_pos += read;
+                out_pos += written;
+                match status {
+                    TINFLStatus::Done => break,
+                    TINFLStatus::HasMoreOutput if buf.len() < full => {
+                        let grown = buf.len().saturating_mul(2).min(full);
+                        buf.resize(grown, 0);
+                    }
+                    TINFLStatus::HasMoreOutput => return Err(ctx.err("uncompressed block too large")),
+                    other => return Err(ctx.err(format!("inflate with the dictionary failed: {other:?}"))),
+                }
+            }
+            buf.truncate(out_pos);
+            Ok(buf.split_off(start))
+        },
+    )
+}
+
+fn lz4(
+    ctx: &Ctx<'_>,
+    data: &[u8],
+    format_version: u32,
+    budget: &mut ReadBudget,
+    dict: &[u8],
+) -> Result<Vec<u8>, Error> {
     let (declared, payload) = if format_version >= 2 {
         varint_size(ctx, data)?
     } else {
@@ -207,12 +355,52 @@ fn lz4(ctx: &Ctx<'_>, data: &[u8], format_version: u32, budget: &mut ReadBudget)
     let len = ctx.check_size(declared, payload.len(), LZ4_MAX_RATIO)?;
     budget.charge(len as u64, ctx.block, ctx.offset)?;
     let mut out = vec![0u8; len];
-    let n = lz4_flex::block::decompress_into(payload, &mut out).map_err(|e| ctx.err(e.to_string()))?;
+    let n = if dict.is_empty() {
+        lz4_flex::block::decompress_into(payload, &mut out)
+    } else {
+        // LZ4 reaches back at most 64 KiB.
+        let history = &dict[dict.len().saturating_sub(64 << 10)..];
+        lz4_flex::block::decompress_into_with_dict(payload, &mut out, history)
+    }
+    .map_err(|e| ctx.err(e.to_string()))?;
     out.truncate(n);
     ctx.check_output(out, len)
 }
 
-fn zstd(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
+/// The entropy tables and repeat offsets of a ZSTD dictionary with no
+/// content, made by `ZDICT_finalizeDictionary` (id 1). A raw-content
+/// dictionary is given to the decoder as this with the content replaced
+/// and the repeat offsets of a raw-content dictionary (1, 4, 8): its frames
+/// never use the tables (a raw-content dictionary has none, so libzstd
+/// refuses a frame that repeats them, and never writes one).
+const ZSTD_DICT_TEMPLATE: [u8; 126] = [
+    0x37, 0xa4, 0x30, 0xec, 0x01, 0x00, 0x00, 0x00, 0x18, 0x10, 0xe8, 0x0a, 0xd3, 0x01, 0x00, 0x00, 0x00,
+    0x80, 0xb1, 0x94, 0x29, 0x49, 0x39, 0x00, 0x28, 0x52, 0x0e, 0x08, 0x18, 0x20, 0x84, 0x10, 0x12, 0x43,
+    0x30, 0xf0, 0x20, 0x01, 0xe2, 0xe5, 0x6a, 0x35, 0x33, 0xb3, 0x6d, 0x03, 0x34, 0xa0, 0x2f, 0xc7, 0x18,
+    0x86, 0x61, 0x18, 0x86, 0x61, 0x18, 0x86, 0x61, 0x18, 0x86, 0x61, 0x18, 0x86, 0x61, 0x18, 0x63, 0x8c,
+    0x31, 0xc6, 0x18, 0x63, 0x8c, 0x31, 0xc6, 0x98, 0x99, 0x99, 0x99, 0xd9, 0xb6, 0x01, 0x94, 0x80, 0x80,
+    0xc0, 0xc0, 0xc0, 0x80, 0x80, 0xc0, 0x20, 0xc2, 0xc0, 0xc0, 0x80, 0x80, 0x80, 0x60, 0xc1, 0x80, 0x80,
+    0x20, 0xc2, 0x21, 0xc3, 0xc2, 0xe3, 0x4e, 0xdb, 0x11, 0x11, 0x11, 0x79, 0x01, 0x00, 0x00, 0x00, 0x04,
+    0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
+];
+
+/// The ZSTD dictionary RocksDB's `dict` bytes make, and whether frames
+/// must be told to use it (raw content: its frames name no id).
+fn zstd_dictionary(ctx: &Ctx<'_>, dict: &[u8]) -> Result<(ruzstd::decoding::Dictionary, bool), Error> {
+    const MAGIC_NUM: [u8; 4] = 0xEC30_A437u32.to_le_bytes();
+    if dict.starts_with(&MAGIC_NUM) && dict.len() >= 8 {
+        let d = ruzstd::decoding::Dictionary::decode_dict(dict)
+            .map_err(|e| ctx.err(format!("bad ZSTD dictionary: {e}")))?;
+        return Ok((d, false));
+    }
+    let mut d = ruzstd::decoding::Dictionary::decode_dict(&ZSTD_DICT_TEMPLATE)
+        .map_err(|e| ctx.err(format!("ZSTD dictionary template: {e}")))?;
+    d.dict_content = dict.to_vec();
+    d.offset_hist = [1, 4, 8];
+    Ok((d, true))
+}
+
+fn zstd(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget, dict: &[u8]) -> Result<Vec<u8>, Error> {
     let (declared, payload) = varint_size(ctx, data)?;
     let len = ctx.check_size(declared, payload.len(), ZSTD_MAX_RATIO)?;
     if let Some(content_size) = zstd_frame_content_size(payload) {
@@ -224,6 +412,11 @@ fn zstd(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget) -> Result<Vec<u8>, 
     }
     budget.charge(len as u64, ctx.block, ctx.offset)?;
     let mut source = payload;
+    if !dict.is_empty() {
+        // The decoder copies the dictionary for every block.
+        budget.charge(dict.len() as u64, ctx.block, ctx.offset)?;
+        return zstd_with_dict(ctx, source, len, dict);
+    }
     let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("dict") || msg.contains("Dict") {
@@ -237,6 +430,35 @@ fn zstd(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget) -> Result<Vec<u8>, 
         .take(len as u64 + 1)
         .read_to_end(&mut out)
         .map_err(|e| ctx.err(e.to_string()))?;
+    ctx.check_output(out, len)
+}
+
+/// One ZSTD frame of `len` bytes decompressed with the table's dictionary.
+fn zstd_with_dict(ctx: &Ctx<'_>, mut source: &[u8], len: usize, dict: &[u8]) -> Result<Vec<u8>, Error> {
+    use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+    let (dictionary, force) = zstd_dictionary(ctx, dict)?;
+    let id = dictionary.id;
+    let mut decoder = FrameDecoder::new();
+    decoder.add_dict(dictionary).map_err(|e| ctx.err(e.to_string()))?;
+    decoder.init(&mut source).map_err(|e| ctx.err(e.to_string()))?;
+    if force {
+        decoder.force_dict(id).map_err(|e| ctx.err(e.to_string()))?;
+    }
+    let mut out = Vec::with_capacity(len);
+    while !decoder.is_finished() {
+        decoder
+            .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(64 << 10))
+            .map_err(|e| ctx.err(e.to_string()))?;
+        if let Some(chunk) = decoder.collect() {
+            out.extend_from_slice(&chunk);
+        }
+        if out.len() > len {
+            break;
+        }
+    }
+    if let Some(chunk) = decoder.collect() {
+        out.extend_from_slice(&chunk);
+    }
     ctx.check_output(out, len)
 }
 
@@ -300,23 +522,36 @@ mod tests {
         assert_eq!(ok(4, &legacy, 1).unwrap(), text);
     }
 
+    /// `raw`, a zlib or BZip2 stream of `text`, decompresses with the
+    /// varint size (format_version 5) and without (format_version 1); a
+    /// wrong size, or one no stream reaches, is a one-line error; garbage
+    /// after the size is an error.
+    fn check_optionally_sized(type_byte: u8, text: &[u8], raw: &[u8]) {
+        let framed = |len: u64, payload: &[u8]| {
+            let mut f = Vec::new();
+            put_varint64(&mut f, len);
+            f.extend(payload);
+            f
+        };
+        assert_eq!(ok(type_byte, &framed(text.len() as u64, raw), 5).unwrap(), text);
+        assert_eq!(ok(type_byte, raw, 1).unwrap(), text);
+        for declared in [text.len() as u64 + 1, text.len() as u64 - 1, 1 << 30] {
+            let e = ok(type_byte, &framed(declared, raw), 5).unwrap_err().to_string();
+            assert!(
+                !e.contains('\n') && (e.contains("size") || e.contains("limit")),
+                "{e}"
+            );
+        }
+        assert!(ok(type_byte, &framed(100, b"BZh9garbage garbage"), 5).is_err());
+    }
+
     #[test]
     fn zlib_raw_deflate_round_trip() {
         use std::io::Write;
         let text = b"abcabcabcabc-zlib-zlib".repeat(50);
         let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
         enc.write_all(&text).unwrap();
-        let raw = enc.finish().unwrap();
-        let mut framed = Vec::new();
-        put_varint64(&mut framed, text.len() as u64);
-        framed.extend(&raw);
-        assert_eq!(ok(2, &framed, 5).unwrap(), text);
-        assert_eq!(ok(2, &raw, 1).unwrap(), text);
-        // A wrong declared size is an error.
-        let mut wrong = Vec::new();
-        put_varint64(&mut wrong, text.len() as u64 - 1);
-        wrong.extend(&raw);
-        assert!(ok(2, &wrong, 5).is_err());
+        check_optionally_sized(2, &text, &enc.finish().unwrap());
     }
 
     /// A ZSTD block as RocksDB frames it: `len` zero bytes in RLE blocks,
@@ -374,16 +609,81 @@ mod tests {
     }
 
     #[test]
+    fn bzip2_round_trip_and_bounds() {
+        use std::io::Write;
+        let text = b"bzip2 bzip2 block block ".repeat(100);
+        let mut enc = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());
+        enc.write_all(&text).unwrap();
+        check_optionally_sized(3, &text, &enc.finish().unwrap());
+    }
+
+    #[test]
+    fn dictionaries_are_history_before_the_block() {
+        // LZ4 with a dictionary: the block refers into it.
+        let dict = b"the dictionary holds this sentence. ".repeat(4);
+        let text = b"the dictionary holds this sentence. and more".to_vec();
+        let mut framed = Vec::new();
+        put_varint64(&mut framed, text.len() as u64);
+        framed.extend(lz4_flex::block::compress_with_dict(&text, &dict));
+        let data = |d: &[u8]| {
+            decompress_with_dict(
+                4,
+                &framed,
+                5,
+                &BlockKind::Data,
+                0,
+                &mut ReadBudget::unlimited(),
+                d,
+            )
+        };
+        assert_eq!(data(&dict).unwrap(), text);
+        assert!(data(&[]).is_err() || data(&[]).unwrap() != text);
+        // zlib with a dictionary: tests/wild.rs (RocksDB's blocks).
+        // A ZSTD dictionary that is not one (bad magic is raw content;
+        // a truncated trained dictionary is an error).
+        let mut trained = 0xEC30_A437u32.to_le_bytes().to_vec();
+        trained.extend([1, 0, 0, 0, 0xff]);
+        let e = decompress_with_dict(
+            7,
+            &zstd_rle(16, 16, 16),
+            7,
+            &BlockKind::Data,
+            3,
+            &mut ReadBudget::unlimited(),
+            &trained,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("bad ZSTD dictionary"), "{e}");
+        assert_eq!(
+            decompress_with_dict(
+                7,
+                &zstd_rle(16, 16, 16),
+                7,
+                &BlockKind::Data,
+                3,
+                &mut ReadBudget::unlimited(),
+                b"raw"
+            )
+            .unwrap(),
+            vec![0; 16]
+        );
+    }
+
+    #[test]
     fn hostile_sizes_are_refused_without_allocating() {
         let mut b = Vec::new();
         put_varint64(&mut b, 1 << 40);
         b.extend([0u8; 4]);
-        for t in [2u8, 4, 7] {
+        for t in [2u8, 3, 4, 7] {
             assert!(ok(t, &b, 7).is_err());
+            let dict = b"dictionary";
+            let mut budget = ReadBudget::unlimited();
+            assert!(decompress_with_dict(t, &b, 7, &BlockKind::Data, 0, &mut budget, dict).is_err());
+            assert_eq!(budget.used(), 0);
         }
         assert!(ok(1, &[0xff, 0xff, 0xff, 0xff, 0x0f], 7).is_err());
         assert!(matches!(
-            ok(3, b"x", 7),
+            ok(6, b"x", 7),
             Err(Error::UnsupportedCompression { .. })
         ));
         assert!(matches!(

@@ -10,6 +10,9 @@
 //! (`GetFilterPartitionHandle`, `MayMatch`: seek the partition index to the
 //! first separator at or after the lookup key, the last partition when
 //! there is none; a zero-size handle answers "no"; an empty index "maybe").
+//! The block-based filter of RocksDB before 7.0 is read by
+//! [`crate::block_based_filter`] and queried per data block
+//! ([`crate::SstFile::key_may_match`]).
 
 use crate::footer::BlockHandle;
 use crate::key::{self, Comparator};
@@ -20,7 +23,7 @@ use ribbon::format::{FilterDescription, FilterReader};
 pub const FULL_FILTER_PREFIX: &str = "fullfilter.";
 /// Metaindex prefix of a partitioned filter.
 pub const PARTITIONED_FILTER_PREFIX: &str = "partitionedfilter.";
-/// Metaindex prefix of the obsolete block-based filter.
+/// Metaindex prefix of the block-based filter of RocksDB before 7.0.
 pub const OBSOLETE_FILTER_PREFIX: &str = "filter.";
 /// The compatibility name of RocksDB's built-in filter policies (and of
 /// the `ribbon` bridge policy).
@@ -43,11 +46,26 @@ pub struct Partition {
 pub enum Filter {
     /// No filter block.
     None,
-    /// The obsolete block-based filter (`filter.` prefix): RocksDB 11.8
-    /// ignores it, so every query may match.
+    /// A block-based filter (`filter.` prefix) of a policy other than the
+    /// built-in one: every query may match.
     Obsolete {
         /// The block.
         handle: BlockHandle,
+    },
+    /// The block-based filter of RocksDB before 7.0 (`filter.` +
+    /// `rocksdb.BuiltinBloomFilter`): one Bloom filter per range of data
+    /// block offsets, queried through the index as RocksDB 6.x's `Get`
+    /// did. RocksDB 7 and later ignore it (every query may match).
+    BlockBased {
+        /// The block.
+        handle: BlockHandle,
+        /// The filter block contents (checked by
+        /// [`crate::block_based_filter::BlockBasedFilterBlock::parse`]).
+        contents: Vec<u8>,
+        /// Every data block's index separator and handle, in index order.
+        data_blocks: Vec<(Vec<u8>, BlockHandle)>,
+        /// Whether separators are internal keys; otherwise user keys.
+        index_key_includes_seq: bool,
     },
     /// A filter of a policy other than the built-in family: this reader
     /// does not know its format, so every query may match.
@@ -90,11 +108,25 @@ pub(crate) struct QueryContext<'a> {
 impl Filter {
     /// Whether a filter this reader can query is present.
     pub fn is_queryable(&self) -> bool {
-        matches!(self, Filter::Full { .. } | Filter::Partitioned { .. })
+        matches!(
+            self,
+            Filter::Full { .. } | Filter::Partitioned { .. } | Filter::BlockBased { .. }
+        )
+    }
+
+    /// The parsed block-based filter block, for [`Filter::BlockBased`].
+    pub fn block_based(&self) -> Option<crate::block_based_filter::BlockBasedFilterBlock<'_>> {
+        match self {
+            Filter::BlockBased { handle, contents, .. } => {
+                crate::block_based_filter::BlockBasedFilterBlock::parse(contents, handle.offset).ok()
+            }
+            _ => None,
+        }
     }
 
     /// The filter blocks' contents (one for a full filter, one per
-    /// partition), in order.
+    /// partition), in order; none for a block-based filter (its block holds
+    /// many filters: see [`Filter::block_based`]).
     pub fn blocks(&self) -> Vec<&[u8]> {
         match self {
             Filter::Full { contents, .. } => vec![contents.as_slice()],
@@ -120,24 +152,30 @@ impl Filter {
         if partitions.is_empty() || !cmp.is_known() {
             return None;
         }
-        // A read at the newest timestamp.
-        let mut user = user_key.to_vec();
-        user.extend(std::iter::repeat_n(0xffu8, cmp.timestamp_size));
-        let target = if *index_key_includes_seq {
-            key::lookup_key(&user)
-        } else {
-            user
-        };
-        let below = |sep: &[u8]| {
-            let ord = if *index_key_includes_seq {
-                cmp.compare_internal(sep, &target)
-            } else {
-                cmp.compare_user(sep, &target)
-            };
-            ord == Some(Ordering::Less)
-        };
-        let i = partitions.partition_point(|p| below(&p.separator));
+        let target = seek_target(user_key, cmp, *index_key_includes_seq);
+        let i = partitions.partition_point(|p| below(&p.separator, &target, cmp, *index_key_includes_seq));
         Some(i.min(partitions.len() - 1))
+    }
+
+    /// The first data block whose index separator is at or after
+    /// `user_key` (without timestamp), as `Get`'s index seek finds it, for
+    /// [`Filter::BlockBased`]; `None` past the last one or with a
+    /// comparator this reader does not know.
+    pub(crate) fn data_block_for(&self, user_key: &[u8], cmp: Comparator) -> Option<usize> {
+        let Filter::BlockBased {
+            data_blocks,
+            index_key_includes_seq,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        if !cmp.is_known() {
+            return None;
+        }
+        let target = seek_target(user_key, cmp, *index_key_includes_seq);
+        let i = data_blocks.partition_point(|(sep, _)| below(sep, &target, cmp, *index_key_includes_seq));
+        (i < data_blocks.len()).then_some(i)
     }
 
     /// Whether `entry` (a whole key or a prefix) may be in the filter, with
@@ -177,6 +215,13 @@ impl Filter {
     /// A summary of the filter blocks for `info`.
     pub fn summary(&self) -> FilterSummary {
         let mut s = FilterSummary::default();
+        if let Filter::BlockBased { contents, .. } = self {
+            s.bytes = contents.len() as u64;
+            if let Some(b) = self.block_based() {
+                s.kinds.push((BLOCK_BASED_KIND, b.len()));
+            }
+            return s;
+        }
         let descs: Vec<FilterDescription> = self
             .blocks()
             .iter()
@@ -193,6 +238,32 @@ impl Filter {
         s.descriptions = descs;
         s
     }
+}
+
+/// The kind name of a block-based filter's Bloom filters.
+pub const BLOCK_BASED_KIND: &str = "BlockBasedBloom";
+
+/// The key an index seek for `user_key` (without timestamp) looks for: a
+/// read at the newest timestamp, as an internal lookup key when the index
+/// keys are internal keys.
+fn seek_target(user_key: &[u8], cmp: Comparator, internal: bool) -> Vec<u8> {
+    let mut user = user_key.to_vec();
+    user.extend(std::iter::repeat_n(0xffu8, cmp.timestamp_size));
+    if internal {
+        key::lookup_key(&user)
+    } else {
+        user
+    }
+}
+
+/// Whether index separator `sep` sorts before `target`.
+fn below(sep: &[u8], target: &[u8], cmp: Comparator, internal: bool) -> bool {
+    let ord = if internal {
+        cmp.compare_internal(sep, target)
+    } else {
+        cmp.compare_user(sep, target)
+    };
+    ord == Some(Ordering::Less)
 }
 
 /// Per-kind counts and sizes of a table's filter blocks.

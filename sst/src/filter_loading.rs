@@ -58,7 +58,9 @@ pub fn read(
             continue;
         };
         let partitioned = prefix == PARTITIONED_FILTER_PREFIX;
-        let filter = if prefix == OBSOLETE_FILTER_PREFIX {
+        let filter = if prefix == OBSOLETE_FILTER_PREFIX && name == BUILTIN_COMPATIBILITY_NAME {
+            read_block_based(fetch, handle, metaindex, props, budget)?
+        } else if prefix == OBSOLETE_FILTER_PREFIX {
             Filter::Obsolete { handle }
         } else if name != BUILTIN_COMPATIBILITY_NAME {
             Filter::UnknownPolicy {
@@ -97,6 +99,43 @@ fn read_filter_block(
         }
         Cow::Owned(v) => Ok(v),
     }
+}
+
+/// A block-based filter (RocksDB before 7.0): the block, checked, and the
+/// index's separator and handle of every data block, which queries look up
+/// as `Get` did (each separator copied is charged to `budget`).
+fn read_block_based(
+    fetch: &BlockFetcher<'_>,
+    handle: BlockHandle,
+    metaindex: &[(Vec<u8>, BlockHandle)],
+    props: &TableProperties,
+    budget: &mut ReadBudget,
+) -> Result<Filter, Error> {
+    let contents = read_filter_block(fetch, handle, budget)?;
+    crate::block_based_filter::BlockBasedFilterBlock::parse(&contents, handle.offset)?;
+    let index = match fetch.footer().index {
+        Some(h) => h,
+        None => metaindex::find(metaindex, metaindex::INDEX_BLOCK).ok_or_else(|| Error::Missing {
+            what: format!("{:?} in the metaindex", metaindex::INDEX_BLOCK),
+        })?,
+    };
+    let mut data_blocks = Vec::new();
+    let walk = crate::index_walk::IndexWalk::new(*fetch, props, index);
+    // The index blocks read are charged to `budget`, the separators copied
+    // to what is left of it, then to `budget` itself.
+    let mut copied = ReadBudget::with_limit(budget.limit().saturating_sub(budget.used()));
+    walk.for_each_data_block_keyed(budget, &mut |sep, h| {
+        copied.charge(sep.len() as u64 + 16, &BlockKind::Index, index.offset)?;
+        data_blocks.push((sep.to_vec(), h));
+        Ok(())
+    })?;
+    budget.charge(copied.used(), &BlockKind::Index, index.offset)?;
+    Ok(Filter::BlockBased {
+        handle,
+        contents,
+        data_blocks,
+        index_key_includes_seq: !props.index_key_is_user_key(),
+    })
 }
 
 /// A partitioned filter: its partition index, then every partition. The

@@ -17,6 +17,9 @@ use crate::error::{BlockKind, Error};
 use crate::handle::{BlockHandle, HandleOrder};
 use crate::properties::{IndexType, TableProperties};
 
+/// What a walk calls with each index entry: its key and handle.
+pub type KeyedVisit<'f> = dyn FnMut(&[u8], BlockHandle) -> Result<(), Error> + 'f;
+
 /// The index of one table.
 #[derive(Debug, Clone, Copy)]
 pub struct IndexWalk<'a> {
@@ -50,7 +53,7 @@ impl<'a> IndexWalk<'a> {
         target: &BlockKind,
         order: &mut HandleOrder,
         budget: &mut ReadBudget,
-        f: &mut dyn FnMut(BlockHandle) -> Result<(), Error>,
+        f: &mut KeyedVisit<'_>,
     ) -> Result<(), Error> {
         let block = self.fetch.read(handle, &kind, budget)?;
         let format = if self.props.index_value_is_delta_encoded() {
@@ -64,7 +67,7 @@ impl<'a> IndexWalk<'a> {
         while it.advance()? {
             let h = it.index_handle()?;
             order.accept(h, self.fetch.file_len(), target, &kind, handle.offset)?;
-            f(h)?;
+            f(it.key(), h)?;
         }
         Ok(())
     }
@@ -86,7 +89,7 @@ impl<'a> IndexWalk<'a> {
             &BlockKind::IndexPartition,
             &mut order,
             budget,
-            f,
+            &mut |_, h| f(h),
         )
     }
 
@@ -96,6 +99,16 @@ impl<'a> IndexWalk<'a> {
         &self,
         budget: &mut ReadBudget,
         f: &mut dyn FnMut(BlockHandle) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.for_each_data_block_keyed(budget, &mut |_, h| f(h))
+    }
+
+    /// Calls `f` with each data block's index separator and handle, in key
+    /// order, reading one index block at a time.
+    pub fn for_each_data_block_keyed(
+        &self,
+        budget: &mut ReadBudget,
+        f: &mut KeyedVisit<'_>,
     ) -> Result<(), Error> {
         let mut order = HandleOrder::new();
         if !self.is_partitioned() {

@@ -15,9 +15,15 @@ pub struct TableInfo {
     pub format_version: u32,
     /// Checksum type, RocksDB's enumerator name (`kCRC32c`, `kXXH3`, ...).
     pub checksum_type: &'static str,
-    /// `none`, `full`, `partitioned`, `obsolete` (the block-based filter
-    /// RocksDB 11.8 ignores) or `unknown-policy`.
+    /// `none`, `full`, `partitioned`, `block-based` (RocksDB before 7.0;
+    /// RocksDB 7 and later ignore it), `obsolete` (a block-based filter of
+    /// a policy other than the built-in one) or `unknown-policy`.
     pub filter_layout: &'static str,
+    /// Bloom filters in a block-based filter block (one per
+    /// `2^base_lg` bytes of data blocks; 0 for other layouts).
+    pub block_filters: usize,
+    /// Bytes of the table's compression dictionary (0 without one).
+    pub compression_dict_bytes: u64,
     /// Filter partitions (0 unless partitioned).
     pub partitions: usize,
     /// `Standard128Ribbon`, `FastLocalBloom`, `LegacyBloom`, `AlwaysFalse`,
@@ -81,6 +87,7 @@ impl TableInfo {
         let (layout, partitions) = match sst.filter() {
             Filter::None => ("none", 0),
             Filter::Obsolete { .. } => ("obsolete", 0),
+            Filter::BlockBased { .. } => ("block-based", 0),
             Filter::UnknownPolicy { .. } => ("unknown-policy", 0),
             Filter::Full { .. } => ("full", 0),
             Filter::Partitioned { partitions, .. } => ("partitioned", partitions.len()),
@@ -143,11 +150,28 @@ impl TableInfo {
                 _ => fp_weight = f64::NAN,
             }
         }
-        let expected_fp_rate = (fp_weight > 0.0).then(|| fp_sum / fp_weight);
+        let mut expected_fp_rate = (fp_weight > 0.0).then(|| fp_sum / fp_weight);
+        let mut block_filters = 0;
+        if let Some(b) = sst.filter().block_based() {
+            block_filters = b.len();
+            probes = b.probe_counts().iter().map(|&(k, _)| i32::from(k)).collect();
+            // Keys per filter are unknown: the table's keys over all Bloom
+            // bits, with the most used probe count (the standard Bloom
+            // estimate, as for partitions).
+            let bits = b.bloom_bits() as f64;
+            expected_fp_rate = match (entries, probes.first()) {
+                (Some(n), Some(&k)) if bits > 0.0 => {
+                    Some((1.0 - (-(f64::from(k)) * n as f64 / bits).exp()).powi(k))
+                }
+                _ => None,
+            };
+        }
         TableInfo {
             format_version: sst.footer().format_version,
             checksum_type: sst.footer().checksum_type.name(),
             filter_layout: layout,
+            block_filters,
+            compression_dict_bytes: sst.compression_dictionary().len() as u64,
             partitions,
             filter_kind: summary.kind_label(),
             policy_name: props.filter_policy(),
@@ -175,12 +199,13 @@ impl TableInfo {
     }
 
     /// The filter family for a summary table: `Ribbon`, `Bloom` (fast
-    /// local), `LegacyBloom`, `mixed`, `none`, or the layout when the
-    /// filter is not queryable.
+    /// local), `LegacyBloom`, `BlockBasedBloom` (RocksDB before 7.0),
+    /// `mixed`, `none`, or the layout when the filter is not queryable.
     pub fn family(&self) -> &'static str {
         match self.filter_layout {
             "none" => return "none",
             "obsolete" => return "obsolete",
+            "block-based" => return "BlockBasedBloom",
             "unknown-policy" => return "unknown",
             _ => {}
         }

@@ -7,7 +7,10 @@
 //! partition index and every partition — with every block's checksum
 //! verified (none, CRC-32C, xxHash, xxHash64, XXH3; with the per-block
 //! context of format_version 6 and later) and compressed blocks
-//! decompressed (Snappy, zlib, LZ4/LZ4HC, ZSTD). Queries answer as
+//! decompressed (Snappy, zlib, BZip2, LZ4/LZ4HC, ZSTD, with the table's
+//! compression dictionary where it has one). The block-based filter of
+//! RocksDB before 7.0 is read and queried as RocksDB 6.x did
+//! ([`block_based_filter`]). Queries answer as
 //! RocksDB's `Get` asks that table's filter: see
 //! [`SstFile::key_may_match`] and [`SstFile::prefix_may_match`].
 //! [`SstFile::verify_filter`] walks the index and data blocks and checks
@@ -37,6 +40,7 @@
 //! Ported from RocksDB 11.8.1; each module names the files it follows.
 
 #![warn(missing_docs)]
+pub mod block_based_filter;
 pub mod block_entries;
 pub mod block_fetch;
 mod block_layout;
@@ -67,4 +71,4 @@ pub use handle::BlockHandle;
 pub use info::TableInfo;
 pub use prefix::PrefixExtractor;
 pub use properties::{IndexType, TableProperties};
-pub use table::{FilterMiss, SstFile, VerifyReport};
+pub use table::{FilterMiss, ReaderVersion, SstFile, VerifyReport};

@@ -26,6 +26,19 @@ pub use crate::verify::{FilterMiss, VerifyReport};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Which RocksDB's answers a query gives, where they differ (the
+/// block-based filter of RocksDB before 7.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReaderVersion {
+    /// The RocksDB that wrote the file: a block-based filter is asked as
+    /// RocksDB 6.x's `Get` did.
+    #[default]
+    Writer,
+    /// RocksDB 7 and later (11.8 here): a block-based filter is ignored,
+    /// so every key may match.
+    Current,
+}
+
 /// How much of a file's end [`SstFile::open`] reads first (the footer,
 /// meta blocks and filter of most tables).
 const FIRST_TAIL: u64 = 256 << 10;
@@ -189,9 +202,71 @@ impl SstFile {
     /// whole-key filtering and prefix extractor as the properties record).
     /// `user_key` excludes any user-defined timestamp. Without a filter
     /// this reader can use, `true`.
+    ///
+    /// A block-based filter (RocksDB before 7.0) answers as the RocksDB 6.x
+    /// that wrote it did ([`ReaderVersion::Writer`]); see
+    /// [`SstFile::key_may_match_as`] for what RocksDB 7 and later answer.
     pub fn key_may_match(&self, user_key: impl AsRef<[u8]>) -> bool {
-        self.filter
-            .key_may_match(user_key.as_ref(), &self.query_context())
+        self.key_may_match_as(user_key, ReaderVersion::Writer)
+    }
+
+    /// [`SstFile::key_may_match`] as the RocksDB of `version` answers. They
+    /// differ only for a block-based filter: RocksDB 6.x's `Get` asks the
+    /// filter of the data block the index finds for the key (and of the
+    /// next ones while that block holds no key at or after it: the
+    /// `rocksdb.bloom.filter.useful` ticker counts a "definitely not" from
+    /// any of them), while RocksDB 7 and later ignore the filter.
+    pub fn key_may_match_as(&self, user_key: impl AsRef<[u8]>, version: ReaderVersion) -> bool {
+        let user_key = user_key.as_ref();
+        match (&self.filter, version) {
+            (Filter::BlockBased { .. }, ReaderVersion::Current) => true,
+            (Filter::BlockBased { .. }, ReaderVersion::Writer) => self.block_based_get(user_key),
+            _ => self.filter.key_may_match(user_key, &self.query_context()),
+        }
+    }
+
+    /// RocksDB 6.x's `BlockBasedTable::Get` with a block-based filter, as
+    /// far as the filter: `for (iiter->Seek(key); iiter->Valid() && !done;
+    /// iiter->Next())`, where each data block's filter is asked first (a
+    /// "no" ends the lookup and counts as useful), and a block holding a
+    /// key at or after the lookup key ends it (found or not). Only the
+    /// whole key is asked (`KeyMayMatch` is "may match" without
+    /// `whole_key_filtering`). A data block that cannot be read answers
+    /// "may match", and so does a lookup that would go past a second data
+    /// block (RocksDB never writes a table where one does).
+    fn block_based_get(&self, user_key: &[u8]) -> bool {
+        let (Some(filters), Filter::BlockBased { data_blocks, .. }) =
+            (self.filter.block_based(), &self.filter)
+        else {
+            return true;
+        };
+        if !self.whole_key_filtering() {
+            return true;
+        }
+        let Some(first) = self.filter.data_block_for(user_key, self.comparator) else {
+            return true;
+        };
+        let mut user = user_key.to_vec();
+        user.extend(std::iter::repeat_n(0xffu8, self.comparator.timestamp_size));
+        let target = crate::key::lookup_key(&user);
+        // In a table RocksDB wrote, the block after the one the index finds
+        // begins with a key after the separator, so after the lookup key:
+        // two blocks at most (a hostile table gets no more).
+        for (_, h) in data_blocks[first..].iter().take(2) {
+            if !filters.may_match(user_key, h.offset) {
+                return false;
+            }
+            match self.last_data_key(*h) {
+                Ok(Some(last))
+                    if self.comparator.compare_internal(&last, &target) != Some(std::cmp::Ordering::Less) =>
+                {
+                    return true
+                }
+                Ok(_) => {}
+                Err(_) => return true,
+            }
+        }
+        true
     }
 
     /// [`SstFile::key_may_match`] for many keys (the MultiGet path), one
@@ -199,6 +274,15 @@ impl SstFile {
     /// this workspace (`FilterReader::may_match_many`,
     /// `Ribbon::contains_many`).
     pub fn key_may_match_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
+        self.key_may_match_many_as(keys, ReaderVersion::Writer)
+    }
+
+    /// [`SstFile::key_may_match_many`] as the RocksDB of `version` answers
+    /// (see [`SstFile::key_may_match_as`]).
+    pub fn key_may_match_many_as<K: AsRef<[u8]>>(&self, keys: &[K], version: ReaderVersion) -> Vec<bool> {
+        if let Filter::BlockBased { .. } = self.filter {
+            return keys.iter().map(|k| self.key_may_match_as(k, version)).collect();
+        }
         let ctx = self.query_context();
         keys.iter()
             .map(|k| self.filter.key_may_match(k.as_ref(), &ctx))
@@ -224,6 +308,11 @@ impl SstFile {
             }
             Some(p) => p,
         };
+        if let Filter::BlockBased { .. } = self.filter {
+            return Err(Error::Unsupported {
+                what: "prefix queries of a block-based filter (RocksDB before 7.0) are not supported; whole-key queries are".into(),
+            });
+        }
         if !self.filter.is_queryable() {
             return Ok(true);
         }

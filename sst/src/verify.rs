@@ -133,32 +133,43 @@ impl SstFile {
         Ok(count)
     }
 
-    /// Reads data block `handle` (checksum, decompression).
+    /// Reads data block `handle` (checksum, decompression), with the
+    /// budget of a walk over the data blocks ([`ReadBudget::for_data`]).
     pub fn read_data_block(&self, handle: BlockHandle) -> Result<RawBlock<'_>, Error> {
-        self.fetcher()
-            .read(handle, &BlockKind::Data, &mut ReadBudget::unlimited())
+        self.read_data_block_within(handle, &mut ReadBudget::for_data(self.file_len()))
+    }
+
+    /// [`SstFile::read_data_block`], charging its decompressed size to
+    /// `budget`.
+    fn read_data_block_within(
+        &self,
+        handle: BlockHandle,
+        budget: &mut ReadBudget,
+    ) -> Result<RawBlock<'_>, Error> {
+        self.fetcher().read(handle, &BlockKind::Data, budget)
     }
 
     /// Calls `f` with every internal key of every data block, in order,
     /// and the offset of its block; returns how many blocks and keys. One
     /// data block is held at a time.
     ///
-    /// The key bytes handed out are charged to a budget of the file's
-    /// ([`ReadBudget::for_file`]) plus `rocksdb.raw.key.size`, which RocksDB
-    /// counts over every key it adds (`BlockBasedTableBuilder::Add`), so a
-    /// data block whose keys share ever longer prefixes (a few bytes each
-    /// on disk, quadratic key bytes) ends the walk with an error.
+    /// The blocks' decompressed bytes are charged to
+    /// [`ReadBudget::for_data`], the key bytes handed out to
+    /// [`ReadBudget::for_data_keys`]: the file's budget plus
+    /// `rocksdb.raw.key.size`, which RocksDB counts over every key it adds
+    /// (`BlockBasedTableBuilder::Add`), capped in proportion to the file. So
+    /// neither blocks of hostile compression ratios nor a data block whose
+    /// keys share ever longer prefixes (a few bytes each on disk, quadratic
+    /// key bytes) can make the walk longer than linear in the file size: it
+    /// ends with an error instead.
     pub fn for_each_data_key(&self, mut f: impl FnMut(&[u8], u64)) -> Result<(u64, u64), Error> {
-        let interval = self
-            .properties()
-            .data_block_restart_interval()
-            .and_then(|v| u32::try_from(v).ok())
-            .unwrap_or(0);
+        let interval = self.restart_interval();
         let recorded_key_bytes = self.properties().raw_key_size().unwrap_or(0);
-        let mut key_budget = ReadBudget::with_limit(self.budget().limit().saturating_add(recorded_key_bytes));
+        let mut key_budget = ReadBudget::for_data_keys(self.file_len(), recorded_key_bytes);
+        let mut data_budget = ReadBudget::for_data(self.file_len());
         let (mut blocks, mut keys) = (0u64, 0u64);
         self.index()?.for_each_data_block(&mut self.budget(), &mut |h| {
-            let block = self.read_data_block(h)?;
+            let block = self.read_data_block_within(h, &mut data_budget)?;
             let mut it = EntryIter::new(
                 &block.contents,
                 BlockKind::Data,
@@ -177,6 +188,33 @@ impl SstFile {
         Ok((blocks, keys))
     }
 
+    /// The last internal key of the data block at `handle` (`None` when it
+    /// is empty).
+    pub(crate) fn last_data_key(&self, handle: BlockHandle) -> Result<Option<Vec<u8>>, Error> {
+        let block = self.read_data_block(handle)?;
+        let mut it = EntryIter::new(
+            &block.contents,
+            BlockKind::Data,
+            handle.offset,
+            ValueFormat::Plain,
+            self.restart_interval(),
+        )?;
+        let mut last: Option<Vec<u8>> = None;
+        while it.advance()? {
+            let buf = last.get_or_insert_with(Vec::new);
+            buf.clear();
+            buf.extend_from_slice(it.key());
+        }
+        Ok(last)
+    }
+
+    fn restart_interval(&self) -> u32 {
+        self.properties()
+            .data_block_restart_interval()
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0)
+    }
+
     /// Checks that every key in the data blocks passes the filter the way
     /// `Get` checks it: the whole key (when the table filters whole keys)
     /// and its prefix (when the table has a prefix extractor this reader
@@ -191,18 +229,24 @@ impl SstFile {
         let prefix_extractor = self
             .prefix_extractor()
             .filter(|p| p.is_known() && filter.is_queryable());
+        // A block-based filter: each key against its own data block's filter.
+        let block_based = filter.block_based();
+        let may_match = |entry: &[u8], user: &[u8], offset: u64| match &block_based {
+            Some(b) => b.may_match(entry, offset),
+            None => filter.entry_may_match(entry, user, cmp),
+        };
         let (blocks, keys) = self.for_each_data_key(|ikey, offset| {
             let (user, _) = key::split_internal(ikey);
             let user = &user[..user.len().saturating_sub(ts)];
             if whole {
                 report.whole_key_checks += 1;
-                if !filter.entry_may_match(user, user, cmp) {
+                if !may_match(user, user, offset) {
                     report.miss(user, offset, false);
                 }
             }
             if let Some(p) = prefix_extractor.and_then(|pe| pe.transform(user)) {
                 report.prefix_checks += 1;
-                if !filter.entry_may_match(p, user, cmp) {
+                if !may_match(p, user, offset) {
                     report.miss(user, offset, true);
                 }
             }

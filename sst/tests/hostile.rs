@@ -294,6 +294,62 @@ fn shared_keys_in_data_block() {
     });
 }
 
+/// The same shape, with `rocksdb.raw.key.size` claiming u64::MAX key
+/// bytes: the recorded size is the file's word, not a bound, so it must not
+/// lift the key budget (found in review: it made `verify` quadratic again).
+#[test]
+fn shared_keys_in_data_block_with_a_huge_raw_key_size() {
+    run_limited(
+        "shared_keys_in_data_block_with_a_huge_raw_key_size",
+        LIMITS,
+        || {
+            let mut w = SstWriter::new(ChecksumType::Crc32c);
+            let mut entries = shared_key_entries(8, 500_000, true, &[]);
+            entries[0].non_shared = internal_key(b"");
+            let data = w.add_block(&block_from_raw(&entries, usize::MAX), NO_COMPRESSION);
+            let index = w.add_block(
+                &block(&[(internal_key(b"~"), handle_value(data))], 1),
+                NO_COMPRESSION,
+            );
+            let filter = w.add_block(&ribbon_filter(&probes()), NO_COMPRESSION);
+            let mut props = index_properties();
+            props.push(("rocksdb.raw.key.size", varint_value(u64::MAX)));
+            let props = w.add_properties(&props);
+            let bytes = w.finish(&[(FULL_FILTER, filter), (PROPERTIES, props)], index);
+            let errors = structural(exercise(&bytes, &probes()));
+            assert_eq!(errors.len(), 2, "{errors:?}");
+            assert_all_mention(&errors, "read budget exceeded in data block at offset 0");
+        },
+    );
+}
+
+/// 128 distinct data blocks, each an 8 KB ZSTD frame of 256 MiB of zeros
+/// (a valid empty block), in order: every handle is legal, but `verify`
+/// decompressed all 32 GiB of a 1 MB file (found in review; about 30 s).
+/// Data blocks now share a budget proportional to the file.
+#[test]
+fn many_data_blocks_of_the_densest_ratio() {
+    run_limited("many_data_blocks_of_the_densest_ratio", LIMITS, || {
+        let mut w = SstWriter::new(ChecksumType::Crc32c);
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..128)
+            .map(|i| {
+                let data = w.add_block(&zstd_rle(256 << 20, 0), ZSTD);
+                (internal_key(&user_key(i)), handle_value(data))
+            })
+            .collect();
+        let index = w.add_block(&block(&entries, 1), NO_COMPRESSION);
+        let filter = w.add_block(&ribbon_filter(&[]), NO_COMPRESSION);
+        let props = w.add_properties(&index_properties());
+        let bytes = w.finish(&[(FULL_FILTER, filter), (PROPERTIES, props)], index);
+        assert!(bytes.len() < 1_100_000, "{}", bytes.len());
+        let errors = structural(exercise(&bytes, &probes()));
+        // Opening and queries read no data block; verify_filter fails, per
+        // open, once the data budget is spent.
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_all_mention(&errors, "read budget exceeded in data block at offset");
+    });
+}
+
 /// An index whose 200 entries all point at one 256 MiB ZSTD data block (a
 /// 13 KB file): `verify` once decompressed it per entry, for minutes.
 #[test]
@@ -402,4 +458,79 @@ fn verify_streams_a_file_larger_than_the_memory_limit() {
             );
         },
     );
+}
+
+/// A block-based filter block (RocksDB before 7.0) whose offset array is
+/// `filters` offsets then `array_offset` and `base_lg`, after `body`.
+fn block_based_filter_table(body: &[u8], offsets: &[u32], array_offset: u32, base_lg: u8) -> Vec<u8> {
+    let keys: Vec<Vec<u8>> = (0..20).map(user_key).collect();
+    let mut w = SstWriter::new(ChecksumType::Crc32c);
+    let index = data_and_index(&mut w, &keys);
+    let mut filter = body.to_vec();
+    for o in offsets {
+        filter.extend(o.to_le_bytes());
+    }
+    filter.extend(array_offset.to_le_bytes());
+    filter.push(base_lg);
+    let f = w.add_block(&filter, NO_COMPRESSION);
+    let props = w.add_properties(&index_properties());
+    w.finish(
+        &[("filter.rocksdb.BuiltinBloomFilter", f), (PROPERTIES, props)],
+        index,
+    )
+}
+
+#[test]
+fn block_based_filter_offsets_outside_the_block() {
+    run_limited("block_based_filter_offsets_outside_the_block", LIMITS, || {
+        let body = [0xffu8; 9];
+        for (offsets, array_offset, base_lg, what) in [
+            (&[0u32][..], 0xffff_fff0u32, 11u8, "offset array at"),
+            (&[0, 1_000_000][..], 9, 11, "starts at 1000000"),
+            (&[5, 0][..], 9, 11, "starts at 0"),
+            (&[0][..], 9, 200, "base_lg 200"),
+            (&[0][..], 7, 11, "not whole 4-byte offsets"),
+        ] {
+            let errors = structural(exercise(
+                &block_based_filter_table(&body, offsets, array_offset, base_lg),
+                &probes(),
+            ));
+            assert_all_mention(&errors, what);
+        }
+        // The same shape, well formed, opens and answers.
+        let bytes = block_based_filter_table(&body, &[0], 9, 11);
+        let sst = SstFile::from_bytes(bytes).unwrap();
+        assert!(matches!(sst.filter(), Filter::BlockBased { .. }));
+        assert!(sst.key_may_match(user_key(3)));
+        assert_eq!(sst.verify_filter().unwrap().miss_count, 0);
+    });
+}
+
+/// A table of many tiny ZSTD data blocks and a large compression
+/// dictionary: each block's decoder copies the dictionary, so a walk over
+/// the data blocks must run out of budget rather than copy it per block
+/// without bound (here 40 GB).
+#[test]
+fn a_large_dictionary_with_many_tiny_zstd_blocks() {
+    run_limited("a_large_dictionary_with_many_tiny_zstd_blocks", LIMITS, || {
+        let mut w = SstWriter::new(ChecksumType::Crc32c);
+        let contents = block(&[(internal_key(b"k"), b"v".to_vec())], 16);
+        let mut stored = Vec::new();
+        ribbon_sst::coding::put_varint64(&mut stored, contents.len() as u64);
+        stored.extend(ruzstd::encoding::compress_to_vec(
+            &contents[..],
+            ruzstd::encoding::CompressionLevel::Uncompressed,
+        ));
+        let mut index_entries = Vec::new();
+        for i in 0..20_000 {
+            let h = w.add_block(&stored, ZSTD);
+            index_entries.push((internal_key(&user_key(i)), handle_value(h)));
+        }
+        let index = w.add_block(&block(&index_entries, 1), NO_COMPRESSION);
+        let dict = w.add_block(&vec![b'd'; 2 << 20], NO_COMPRESSION);
+        let props = w.add_properties(&index_properties());
+        let bytes = w.finish(&[("rocksdb.compression_dict", dict), (PROPERTIES, props)], index);
+        let errors = structural(exercise(&bytes, &probes()));
+        assert_all_mention(&errors, "budget");
+    });
 }
