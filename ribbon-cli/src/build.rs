@@ -53,10 +53,8 @@ pub fn build(args: &BuildArgs) -> Result<(), Error> {
     let filter = builder.finish();
     write_file(&args.out, &filter)?;
     if !args.quiet {
-        let entropy = keys
-            .iter()
-            .next()
-            .map_or(0, |k| (get_slice_hash64(k) >> 32) as u32);
+        let first_hash: Vec<u64> = keys.iter().take(1).map(get_slice_hash64).collect();
+        let entropy = standard128::entropy(&first_hash);
         note(&summary(
             &policy,
             &ctx,

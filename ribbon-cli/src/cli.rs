@@ -41,6 +41,39 @@ pub enum Command {
     /// Read the filters inside RocksDB SST files
     #[command(subcommand)]
     Sst(SstCommand),
+    /// Check an implementation of RocksDB's filter formats against the conformance vectors
+    #[command(after_help = CONFORMANCE_HELP)]
+    Conformance(ConformanceArgs),
+}
+
+const CONFORMANCE_HELP: &str = "\
+COMMAND runs as `sh -c 'COMMAND \"$@\"' sh ARGS...` with the arguments of `ribbon build`, `ribbon query` \
+and `ribbon sst query`: build --policy P --format-version N (--level L | --flush) \
+[--optimize-filters-for-memory false] --keys FILE --hex --out FILTER; query --filter FILTER --keys FILE --hex \
+(one 1 or 0 per line); sst query FILE.sst --keys FILE --hex. Built filters must be RocksDB's bytes and \
+answers RocksDB's answers. Exit code 1 when any check fails. conformance/v1/README.md describes the vectors.";
+
+/// `ribbon conformance`.
+#[derive(Debug, Args)]
+pub struct ConformanceArgs {
+    /// The implementation under test: a shell command (it may hold arguments), e.g. 'ribbon' or 'java -jar my.jar'
+    #[arg(long = "impl", value_name = "COMMAND")]
+    pub implementation: String,
+    /// Only read: query RocksDB's filter blocks and SST files, build nothing
+    #[arg(long)]
+    pub reader_only: bool,
+    /// Skip the SST files (for implementations without `sst query`)
+    #[arg(long)]
+    pub no_sst: bool,
+    /// Only these features (repeat or separate with commas): hash, bloom, legacy-bloom, ribbon or ribbon-BITS, fallback, policy, sst
+    #[arg(long, value_name = "FEATURE", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// The vectors directory [default: conformance/v1 of the checkout ribbon was built from]
+    #[arg(long, value_name = "DIR")]
+    pub vectors: Option<PathBuf>,
+    /// Seconds each call of COMMAND may take before it is killed and fails
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
 }
 
 /// `ribbon build`.
@@ -200,6 +233,12 @@ pub enum SstCommand {
         /// Answer as a prefix seek does (the table's prefix extractor)
         #[arg(long)]
         prefix: bool,
+        /// Answer as this RocksDB major version does where versions differ (a block-based filter,
+        /// RocksDB before 7.0): 6 asks it per data block as RocksDB 6.x's Get did (the default),
+        /// 7 or later ignores it (every key may match)
+        #[arg(long, value_name = "VERSION", conflicts_with = "prefix",
+              value_parser = clap::value_parser!(u32).range(6..))]
+        as_rocksdb: Option<u32>,
     },
     /// Write an SST file's filter block(s) to files that `ribbon query` reads
     DumpFilter {

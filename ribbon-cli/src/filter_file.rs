@@ -9,7 +9,7 @@
 use crate::cli::{InfoArgs, QueryArgs};
 use crate::error::{shown, Error};
 use crate::input::{at_most_one_stdin, read_all, Keys};
-use crate::output::{write_answers, Stdout};
+use crate::output::{write_answers_by_chunk, Stdout};
 use crate::standalone;
 use ribbon::format::FilterReader;
 use ribbon::standalone::{file::has_magic, RibbonRef};
@@ -71,13 +71,14 @@ pub fn query(args: &QueryArgs) -> Result<(), Error> {
     let bytes = read_all(&args.filter)?;
     let filter = load(&args.filter, &bytes)?;
     let keys = Keys::read(&args.keys, args.hex)?;
-    let answers: Vec<bool> = match (&filter, args.batch) {
-        (FilterFile::RocksDb(r), true) => r.may_match_many(&keys.slices()),
-        (FilterFile::RocksDb(r), false) => keys.iter().map(|k| r.may_match(k)).collect(),
-        (FilterFile::Standalone(f), true) => f.contains_many(&keys.slices()),
-        (FilterFile::Standalone(f), false) => keys.iter().map(|k| f.contains(k)).collect(),
-    };
-    write_answers(answers)
+    write_answers_by_chunk(&keys, |chunk| {
+        Ok(match (&filter, args.batch) {
+            (FilterFile::RocksDb(r), true) => r.may_match_many(chunk),
+            (FilterFile::RocksDb(r), false) => chunk.iter().map(|k| r.may_match(k)).collect(),
+            (FilterFile::Standalone(f), true) => f.contains_many(chunk),
+            (FilterFile::Standalone(f), false) => chunk.iter().map(|k| f.contains(k)).collect(),
+        })
+    })
 }
 
 /// `ribbon info`.

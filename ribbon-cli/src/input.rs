@@ -10,7 +10,6 @@
 
 use crate::error::{read_error, shown, Error};
 use std::io::Read;
-use std::ops::Range;
 use std::path::Path;
 
 /// Reads `path` whole; `-` is standard input.
@@ -35,12 +34,16 @@ pub fn at_most_one_stdin(paths: &[&Path]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Keys, stored back to back in one buffer.
+/// Keys, stored back to back in one buffer, with the end of each: about
+/// the file's size plus 8 bytes a key.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Keys {
     bytes: Vec<u8>,
-    spans: Vec<Range<usize>>,
+    ends: Vec<u64>,
 }
+
+/// Keys per batch when a command works through its keys in chunks.
+pub const CHUNK: usize = 1 << 16;
 
 impl Keys {
     /// Splits a keys file's contents (see the module docs); `path` names the
@@ -51,8 +54,8 @@ impl Keys {
             return Ok(keys);
         }
         let body = data.strip_suffix(b"\n").unwrap_or(data);
+        keys.bytes.reserve(body.len());
         for (i, line) in body.split(|&b| b == b'\n').enumerate() {
-            let start = keys.bytes.len();
             if hex {
                 decode_hex(line.trim_ascii(), &mut keys.bytes)
                     .map_err(|e| Error::failed(format!("{}:{}: invalid hex: {e}", shown(path), i + 1)))?;
@@ -60,7 +63,7 @@ impl Keys {
                 keys.bytes
                     .extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
             }
-            keys.spans.push(start..keys.bytes.len());
+            keys.ends.push(keys.bytes.len() as u64);
         }
         Ok(keys)
     }
@@ -72,17 +75,27 @@ impl Keys {
 
     /// Number of keys.
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.ends.len()
+    }
+
+    /// Key `i`.
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.bytes[start..self.ends[i] as usize]
     }
 
     /// The keys, in file order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        self.spans.iter().map(|r| &self.bytes[r.clone()])
+        (0..self.len()).map(|i| self.key(i))
     }
 
-    /// The keys as slices, for batch calls.
-    pub fn slices(&self) -> Vec<&[u8]> {
-        self.iter().collect()
+    /// The keys in order, [`CHUNK`] at a time, as slices for batch calls.
+    pub fn chunks(&self) -> impl Iterator<Item = Vec<&[u8]>> + '_ {
+        (0..self.len()).step_by(CHUNK).map(|start| {
+            (start..(start + CHUNK).min(self.len()))
+                .map(|i| self.key(i))
+                .collect()
+        })
     }
 }
 
@@ -130,6 +143,20 @@ mod tests {
         assert_eq!(keys(b"a\r\r\nb\r", false), [b"a\r".to_vec(), b"b".to_vec()]);
         // Only at the end of a line.
         assert_eq!(keys(b"a\rb\n", false), [b"a\rb".to_vec()]);
+    }
+
+    #[test]
+    fn chunks_cover_every_key_in_order() {
+        let text: String = (0..(2 * CHUNK + 5)).map(|i| format!("k{i}\n")).collect();
+        let keys = Keys::parse(text.as_bytes(), false, Path::new("f")).unwrap();
+        let chunked: Vec<&[u8]> = keys.chunks().flatten().collect();
+        assert_eq!(chunked.len(), keys.len());
+        assert!(chunked.iter().copied().eq(keys.iter()));
+        assert_eq!(
+            keys.chunks().map(|c| c.len()).collect::<Vec<_>>(),
+            [CHUNK, CHUNK, 5]
+        );
+        assert_eq!(Keys::default().chunks().count(), 0);
     }
 
     #[test]

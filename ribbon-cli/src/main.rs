@@ -7,6 +7,7 @@
 
 mod build;
 mod cli;
+mod conformance;
 mod error;
 mod filter_file;
 mod input;
@@ -44,6 +45,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Query(args) => filter_file::query(&args),
         Command::Info(args) => filter_file::info(&args),
         Command::Sst(cmd) => sst::run(cmd),
+        Command::Conformance(args) => conformance::run(&args),
     }
 }
 
@@ -94,7 +96,7 @@ fn subcommand(argv: &[std::ffi::OsString]) -> String {
         .filter_map(|a| a.to_str())
         .filter(|a| !a.starts_with('-'));
     match words.next() {
-        Some(top @ ("build" | "query" | "info")) => path.push(top),
+        Some(top @ ("build" | "query" | "info" | "conformance")) => path.push(top),
         Some("sst") => {
             path.push("sst");
             if let Some(sub @ ("info" | "query" | "dump-filter" | "verify")) = words.next() {

@@ -38,12 +38,27 @@ impl Stdout {
     }
 }
 
-/// Prints one line per answer, in order: `1` for "may match", `0` for
-/// "definitely not" (the output of every `query`).
-pub fn write_answers(answers: impl IntoIterator<Item = bool>) -> Result<(), Error> {
+impl Stdout {
+    /// Prints one line per answer, in order: `1` for "may match", `0` for
+    /// "definitely not" (the output of every `query`).
+    pub fn answers(&mut self, answers: impl IntoIterator<Item = bool>) -> Result<(), Error> {
+        for a in answers {
+            self.bytes(if a { b"1\n" } else { b"0\n" })?;
+        }
+        Ok(())
+    }
+}
+
+/// Answers the keys chunk by chunk with `answer` and prints the answers as
+/// they come ([`Stdout::answers`]), so no more than a chunk of answers is
+/// held at once.
+pub fn write_answers_by_chunk(
+    keys: &crate::input::Keys,
+    mut answer: impl FnMut(&[&[u8]]) -> Result<Vec<bool>, Error>,
+) -> Result<(), Error> {
     let mut out = Stdout::new();
-    for a in answers {
-        out.bytes(if a { b"1\n" } else { b"0\n" })?;
+    for chunk in keys.chunks() {
+        out.answers(answer(&chunk)?)?;
     }
     out.finish()
 }

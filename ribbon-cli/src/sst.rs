@@ -5,10 +5,10 @@ use crate::cli::SstCommand;
 use crate::error::{shown, write_error, Error};
 use crate::filter_file::to_json;
 use crate::input::Keys;
-use crate::output::{note, write_answers, write_file, Stdout};
+use crate::output::{note, write_answers_by_chunk, write_file, Stdout};
 use crate::progress;
 use crate::sst_report::{self, InfoJson, Verified, VerifyJson};
-use ribbon_sst::{Filter, SstFile, TableInfo};
+use ribbon_sst::{Filter, ReaderVersion, SstFile, TableInfo};
 use std::path::{Path, PathBuf};
 
 /// Runs one `ribbon sst` subcommand.
@@ -20,7 +20,14 @@ pub fn run(cmd: SstCommand) -> Result<(), Error> {
             keys,
             hex,
             prefix,
-        } => query(&file, &keys, hex, prefix),
+            as_rocksdb,
+        } => {
+            let version = match as_rocksdb {
+                Some(v) if v >= 7 => ReaderVersion::Current,
+                _ => ReaderVersion::Writer,
+            };
+            query(&file, &keys, hex, prefix, version)
+        }
         SstCommand::DumpFilter { file, out } => dump_filter(&file, &out),
         SstCommand::Verify { paths, json } => verify(&paths, json),
     }
@@ -119,18 +126,20 @@ fn info(paths: &[PathBuf], json: bool) -> Result<(), Error> {
     }
 }
 
-fn query(file: &Path, keys: &Path, hex: bool, prefix: bool) -> Result<(), Error> {
+fn query(file: &Path, keys: &Path, hex: bool, prefix: bool, version: ReaderVersion) -> Result<(), Error> {
     let keys = Keys::read(keys, hex)?;
     let sst = open(file)?;
-    let answers: Vec<bool> = if prefix {
-        keys.iter()
-            .map(|k| sst.prefix_may_match(k))
-            .collect::<Result<_, _>>()
-            .map_err(|e| Error::failed(format!("{}: {e}", file.display())))?
-    } else {
-        sst.key_may_match_many(&keys.slices())
-    };
-    write_answers(answers)
+    write_answers_by_chunk(&keys, |chunk| {
+        if prefix {
+            chunk
+                .iter()
+                .map(|k| sst.prefix_may_match(k))
+                .collect::<Result<_, _>>()
+                .map_err(|e| Error::failed(format!("{}: {e}", file.display())))
+        } else {
+            Ok(sst.key_may_match_many_as(chunk, version))
+        }
+    })
 }
 
 fn dump_filter(file: &Path, out: &Path) -> Result<(), Error> {
@@ -172,7 +181,14 @@ fn dump_filter(file: &Path, out: &Path) -> Result<(), Error> {
         Filter::None => return Err(Error::failed(format!("{}: no filter block", file.display()))),
         Filter::Obsolete { .. } => {
             return Err(Error::failed(format!(
-                "{}: only an obsolete block-based filter (RocksDB 7+ ignores it); not dumped",
+                "{}: only a block-based filter of an unknown policy (RocksDB 7+ ignores it); not dumped",
+                file.display()
+            )))
+        }
+        Filter::BlockBased { .. } => {
+            return Err(Error::failed(format!(
+                "{}: a block-based filter (RocksDB before 7.0) holds one Bloom filter per data block range, \
+                 which `ribbon query` does not read; query it with `ribbon sst query`",
                 file.display()
             )))
         }

@@ -26,6 +26,7 @@ struct TableJson {
     checksum: &'static str,
     filter_layout: &'static str,
     partitions: usize,
+    block_filters: usize,
     filter_kind: String,
     filter_family: &'static str,
     filter_policy: Option<String>,
@@ -46,6 +47,7 @@ struct TableJson {
     comparator: Option<String>,
     index_type: Option<String>,
     compression: Option<String>,
+    compression_dict_bytes: u64,
     data_size: Option<u64>,
     num_data_blocks: Option<u64>,
     column_family: Option<String>,
@@ -73,6 +75,7 @@ impl InfoJson {
                     checksum: i.checksum_type,
                     filter_layout: i.filter_layout,
                     partitions: i.partitions,
+                    block_filters: i.block_filters,
                     filter_kind: i.filter_kind.clone(),
                     filter_family: i.family(),
                     filter_policy: i.policy_name.clone(),
@@ -93,6 +96,7 @@ impl InfoJson {
                     comparator: i.comparator.clone(),
                     index_type: i.index_type.clone(),
                     compression: i.compression.clone(),
+                    compression_dict_bytes: i.compression_dict_bytes,
                     data_size: i.data_size,
                     num_data_blocks: i.num_data_blocks,
                     column_family: i.column_family.clone(),
@@ -120,10 +124,13 @@ pub fn info_text(name: &str, i: &TableInfo) -> String {
     let _ = writeln!(s, "file: {name}");
     let _ = writeln!(s, "format_version: {}", i.format_version);
     let _ = writeln!(s, "checksum: {}", i.checksum_type);
-    let partitions = if i.filter_layout == "partitioned" {
-        format!(" ({} partitions)", i.partitions)
-    } else {
-        String::new()
+    let partitions = match i.filter_layout {
+        "partitioned" => format!(" ({} partitions)", i.partitions),
+        "block-based" => format!(
+            " ({} filters, one per data block range; RocksDB 7+ ignores them)",
+            i.block_filters
+        ),
+        _ => String::new(),
     };
     let _ = writeln!(s, "filter: {} {}{partitions}", i.filter_layout, i.filter_kind);
     let _ = writeln!(s, "filter policy: {}", or_dash(i.policy_name.as_ref()));
@@ -154,7 +161,10 @@ pub fn info_text(name: &str, i: &TableInfo) -> String {
             i.ribbon_blocks
         );
     }
-    if !i.probes.is_empty() {
+    if !i.probes.is_empty() && i.filter_layout == "block-based" {
+        // Not cache-local: no cache lines to count.
+        let _ = writeln!(s, "bloom probes: {}", list(&i.probes));
+    } else if !i.probes.is_empty() {
         let _ = writeln!(
             s,
             "bloom probes: {}  bloom cache lines: {}",
@@ -173,6 +183,9 @@ pub fn info_text(name: &str, i: &TableInfo) -> String {
     let _ = writeln!(s, "comparator: {}", or_dash(i.comparator.as_ref()));
     let _ = writeln!(s, "index type: {}", or_dash(i.index_type.as_ref()));
     let _ = writeln!(s, "compression: {}", or_dash(i.compression.as_ref()));
+    if i.compression_dict_bytes > 0 {
+        let _ = writeln!(s, "compression dictionary: {} bytes", i.compression_dict_bytes);
+    }
     let _ = writeln!(
         s,
         "data: {} bytes in {} blocks",

@@ -10,6 +10,7 @@ use crate::input::{read_all, Keys};
 use crate::output::{note, write_file};
 use crate::progress;
 use ribbon::config::ConstructionFailureChance;
+use ribbon::format::FilterReader;
 use ribbon::hash::get_slice_hash64;
 use ribbon::standalone::{self as sa, Config, Mode, Precision, Ribbon, RibbonRef};
 use serde::Serialize;
@@ -77,6 +78,10 @@ pub fn build(args: &BuildArgs) -> Result<(), Error> {
                 )));
             }
             let block = read_all(path)?;
+            // The rule `query` reads filter files by: an empty, truncated or
+            // foreign file is refused, never imported as a filter that
+            // answers every key alike.
+            FilterReader::parse(&block).map_err(|e| Error::failed(format!("{}: {e}", shown(path))))?;
             Ribbon::from_rocksdb(&block, sa_args.num_keys.unwrap_or(0))
                 .map_err(|e| Error::failed(format!("{}: {e}", shown(path))))?
         }

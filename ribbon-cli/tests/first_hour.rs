@@ -384,6 +384,24 @@ fn query_and_info_refuse_what_is_not_a_filter() {
     // info says how RocksDB itself would read such bytes.
     run(&["info", "--filter", &empty]).fails_with(1, "\"definitely not\" for every key");
     run(&["info", "--filter", &reserved]).fails_with(1, "every key may match");
+    // Converting such bytes to a standalone filter is refused by the same
+    // rule, never imported as a filter that says "definitely not".
+    for (filter, needle) in [(&empty, "empty"), (&reserved, "reserved")] {
+        let out = d.path("converted");
+        let r = run(&["build", "--standalone", "--from-rocksdb", filter, "--out", &out]);
+        r.fails_with(1, needle);
+        assert!(!Path::new(&out).exists());
+    }
+    let five = d.file("five", &[0xFE, 0, 2, 0, 0]);
+    run(&[
+        "build",
+        "--standalone",
+        "--from-rocksdb",
+        &five,
+        "--out",
+        &d.path("c5"),
+    ])
+    .fails_with(1, "too short");
     // RocksDB's own always-true filter is a real filter: every key may match.
     let always_true = d.file("true", &[0; 6]);
     assert!(
