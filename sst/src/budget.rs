@@ -94,6 +94,11 @@ impl ReadBudget {
         self.limit
     }
 
+    /// Bytes that may still be charged.
+    pub fn remaining(&self) -> u64 {
+        self.limit - self.used
+    }
+
     /// Bytes charged so far.
     pub fn used(&self) -> u64 {
         self.used

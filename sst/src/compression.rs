@@ -243,11 +243,21 @@ fn optionally_sized<'d>(
     if let Some(len) = declared {
         budget.charge(len as u64, ctx.block, ctx.offset)?;
     }
-    let limit = declared.unwrap_or(MAX_BLOCK_LEN as usize);
+    // Without a declared size (format_version 0 and 1), decode no more than
+    // the block limit, the codec's largest ratio and what is left of the
+    // budget allow, so a hostile block costs no more than it may.
+    let limit = declared.unwrap_or_else(|| {
+        let by_ratio = (payload.len() as u64).saturating_mul(max_ratio);
+        MAX_BLOCK_LEN.min(by_ratio).min(budget.remaining()) as usize
+    });
     let out = decode(payload, declared, limit, budget)?;
     match declared {
         Some(len) => ctx.check_output(out, len),
-        None if out.len() > limit => Err(ctx.err("uncompressed block too large")),
+        None if out.len() > limit => {
+            // Past the budget: its error; else the block is too large.
+            budget.charge(out.len() as u64, ctx.block, ctx.offset)?;
+            Err(ctx.err("uncompressed block too large"))
+        }
         None => {
             budget.charge(out.len() as u64, ctx.block, ctx.offset)?;
             Ok(out)
@@ -552,6 +562,27 @@ mod tests {
         let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
         enc.write_all(&text).unwrap();
         check_optionally_sized(2, &text, &enc.finish().unwrap());
+    }
+
+    /// Without a size prefix (format_version 1), a zlib block is decoded no
+    /// further than the budget allows: an error naming the budget, after at
+    /// most one byte past what was left.
+    #[test]
+    fn unsized_zlib_stops_at_the_budget() {
+        use std::io::Write;
+        let zeros = vec![0u8; 1 << 20];
+        let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(&zeros).unwrap();
+        let block = enc.finish().unwrap();
+        let mut budget = ReadBudget::with_limit(4096);
+        let e = decompress(0x02, &block, 1, &BlockKind::Index, 9, &mut budget).unwrap_err();
+        assert!(matches!(e, Error::BudgetExceeded { .. }), "{e}");
+        assert_eq!(budget.used(), 0);
+        // With room, the same block decodes whole and is charged.
+        let mut budget = ReadBudget::with_limit(2 << 20);
+        let out = decompress(0x02, &block, 1, &BlockKind::Index, 9, &mut budget).unwrap();
+        assert_eq!(out, zeros);
+        assert_eq!(budget.used(), 1 << 20);
     }
 
     /// A ZSTD block as RocksDB frames it: `len` zero bytes in RLE blocks,
