@@ -228,7 +228,6 @@ fn verify(paths: &[PathBuf], json: bool) -> Result<(), Error> {
             Ok(Verified {
                 report: sst.verify_filter()?,
                 checksums,
-                queryable: sst.filter().is_queryable(),
             })
         })
     });

@@ -289,8 +289,6 @@ pub struct Verified {
     pub report: VerifyReport,
     /// Block checksums verified.
     pub checksums: usize,
-    /// Whether the table has a filter to check.
-    pub queryable: bool,
 }
 
 /// One file of `sst verify --json`.
@@ -311,7 +309,9 @@ pub struct VerifyJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     checksums_verified: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    has_filter: Option<bool>,
+    filter_checked: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filter_unchecked_because: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     misses: Option<Vec<MissJson>>,
 }
@@ -348,7 +348,8 @@ impl VerifyJson {
                 whole_key_checks: None,
                 prefix_checks: None,
                 checksums_verified: None,
-                has_filter: None,
+                filter_checked: None,
+                filter_unchecked_because: None,
                 misses: None,
             },
             Ok(v) => VerifyJson {
@@ -360,7 +361,8 @@ impl VerifyJson {
                 whole_key_checks: Some(v.report.whole_key_checks),
                 prefix_checks: Some(v.report.prefix_checks),
                 checksums_verified: Some(v.checksums as u64),
-                has_filter: Some(v.queryable),
+                filter_checked: Some(v.report.unchecked.is_none()),
+                filter_unchecked_because: v.report.unchecked,
                 misses: Some(
                     v.report
                         .misses
@@ -382,16 +384,15 @@ pub fn verify_text(name: &str, r: &Result<Verified, ribbon_sst::Error>) -> Strin
     match r {
         Err(e) => format!("{name}: FAILED: {e}\n"),
         Ok(v) if v.report.miss_count == 0 => {
-            let what = if v.queryable {
-                format!(
+            let what = match v.report.unchecked {
+                None => format!(
                     "{} keys in {} data blocks pass the filter ({} whole-key, {} prefix checks)",
                     v.report.keys, v.report.data_blocks, v.report.whole_key_checks, v.report.prefix_checks
-                )
-            } else {
-                format!(
-                    "{} keys in {} data blocks; no filter to check",
+                ),
+                Some(why) => format!(
+                    "{} keys in {} data blocks; filter not checked: {why}",
                     v.report.keys, v.report.data_blocks
-                )
+                ),
             };
             format!("{name}: ok: {what}; {} block checksums verified\n", v.checksums)
         }

@@ -47,6 +47,10 @@ pub struct VerifyReport {
     pub misses: Vec<FilterMiss>,
     /// How many checks said "definitely not" in all.
     pub miss_count: u64,
+    /// Why the keys were not checked against the filter, when they were
+    /// not: no filter this reader can query, or partitions (or data-block
+    /// filters) ordered by a comparator this reader does not know.
+    pub unchecked: Option<&'static str>,
 }
 
 impl VerifyReport {
@@ -225,10 +229,16 @@ impl SstFile {
         let ts = self.comparator().timestamp_size;
         let cmp = self.comparator();
         let filter = self.filter();
-        let whole = self.whole_key_filtering() && filter.is_queryable();
-        let prefix_extractor = self
-            .prefix_extractor()
-            .filter(|p| p.is_known() && filter.is_queryable());
+        report.unchecked = if !filter.is_queryable() {
+            Some("the table has no filter this reader can query")
+        } else if !cmp.is_known() && !matches!(filter, Filter::Full { .. }) {
+            Some("its filter partitions are ordered by a comparator this reader does not know")
+        } else {
+            None
+        };
+        let checked = report.unchecked.is_none();
+        let whole = self.whole_key_filtering() && checked;
+        let prefix_extractor = self.prefix_extractor().filter(|p| p.is_known() && checked);
         // A block-based filter: each key against its own data block's filter.
         let block_based = filter.block_based();
         let may_match = |entry: &[u8], user: &[u8], offset: u64| match &block_based {

@@ -413,6 +413,50 @@ fn legitimate_tables_of_the_same_shapes_still_read() {
     });
 }
 
+/// A partitioned filter whose partitions are ordered by a comparator this
+/// reader does not know cannot be checked key by key: `verify` says so
+/// (`unchecked`), and makes no checks it would then report as passed; the
+/// same table with the bytewise comparator is checked.
+#[test]
+fn verify_says_when_it_could_not_check_the_filter() {
+    let keys: Vec<Vec<u8>> = (0..200).map(user_key).collect();
+    let table = |comparator: &str| {
+        let mut w = SstWriter::new(ChecksumType::Crc32c);
+        let mut index_entries = Vec::new();
+        let mut parts = Vec::new();
+        for chunk in keys.chunks(100) {
+            let entries: Vec<(Vec<u8>, Vec<u8>)> =
+                chunk.iter().map(|k| (internal_key(k), b"v".to_vec())).collect();
+            let h = w.add_block(&block(&entries, 16), NO_COMPRESSION);
+            index_entries.push((internal_key(chunk.last().unwrap()), handle_value(h)));
+        }
+        let index = w.add_block(&block(&index_entries, 1), NO_COMPRESSION);
+        for chunk in keys.chunks(100) {
+            let h = w.add_block(&ribbon_filter(chunk), NO_COMPRESSION);
+            parts.push((internal_key(chunk.last().unwrap()), handle_value(h)));
+        }
+        let pindex = w.add_block(&block(&parts, 1), NO_COMPRESSION);
+        let mut props = index_properties();
+        props.push(("rocksdb.comparator", comparator.as_bytes().to_vec()));
+        let props = w.add_properties(&props);
+        SstFile::from_bytes(w.finish(&[(PARTITIONED_FILTER, pindex), (PROPERTIES, props)], index)).unwrap()
+    };
+    let known = table("leveldb.BytewiseComparator").verify_filter().unwrap();
+    assert_eq!(
+        (known.unchecked, known.whole_key_checks, known.miss_count),
+        (None, 200, 0)
+    );
+    let unknown = table("my.ReverseComparator").verify_filter().unwrap();
+    assert_eq!(
+        (unknown.keys, unknown.whole_key_checks, unknown.prefix_checks),
+        (200, 0, 0)
+    );
+    assert!(
+        unknown.unchecked.is_some_and(|why| why.contains("comparator")),
+        "{unknown:?}"
+    );
+}
+
 /// `verify` streams the file: a table larger than the process's whole
 /// memory limit is verified block by block (before, `verify` read the
 /// whole file into memory).
