@@ -6,11 +6,12 @@ use super::BLOOM_LINE_BYTES;
 use core::arch::x86_64::{
     __m256i, _mm256_blendv_epi8, _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_permutevar8x32_epi32,
     _mm256_set1_epi32, _mm256_setr_epi32, _mm256_slli_epi32, _mm256_sllv_epi32, _mm256_srai_epi32,
-    _mm256_srli_epi32, _mm256_sub_epi32, _mm256_testc_si256, _mm_prefetch, _MM_HINT_T2,
+    _mm256_srli_epi32, _mm256_sub_epi32, _mm256_testc_si256, _mm_prefetch, _MM_HINT_T0,
 };
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// Prefetch hint (`prefetcht2`, RocksDB's locality 1) for `byte`'s cache
+/// Prefetch hint (`prefetcht0`, into every cache level; see the module docs
+/// for why not RocksDB's `prefetcht2`) for `byte`'s cache
 /// line.
 #[inline(always)]
 pub(super) fn prefetch(byte: &u8) {
@@ -18,7 +19,7 @@ pub(super) fn prefetch(byte: &u8) {
     // part of the x86-64 baseline, so this build enables it statically). A
     // prefetch is a hint: it reads nothing architecturally and cannot fault,
     // and the pointer comes from a live reference.
-    unsafe { _mm_prefetch::<_MM_HINT_T2>(core::ptr::from_ref(byte).cast::<i8>()) }
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(core::ptr::from_ref(byte).cast::<i8>()) }
 }
 
 /// 0: not checked yet; 1: no AVX2; 2: AVX2.
