@@ -269,28 +269,35 @@ fn shared_keys_in_partition_index() {
     });
 }
 
-/// A 2 MB data block whose keys each add one byte to all of the previous
-/// key: 4 bytes an entry, 125 GB of key bytes for `verify` to hash.
+/// A table whose one 2 MB data block holds keys that each add one byte to
+/// all of the previous key: 4 bytes an entry, 125 GB of key bytes for
+/// `verify` to hash; `extra_props` join the table's properties. `verify`
+/// must fail on the key budget, per open; `verify_checksums` passes.
+fn check_shared_keys_in_data_block(extra_props: &[(&'static str, Vec<u8>)]) {
+    let mut w = SstWriter::new(ChecksumType::Crc32c);
+    let mut entries = shared_key_entries(8, 500_000, true, &[]);
+    // Internal keys: the first one at least has the 8-byte footer.
+    entries[0].non_shared = internal_key(b"");
+    let data = w.add_block(&block_from_raw(&entries, usize::MAX), NO_COMPRESSION);
+    let index = w.add_block(
+        &block(&[(internal_key(b"~"), handle_value(data))], 1),
+        NO_COMPRESSION,
+    );
+    // A filter that hashes every key it is asked about.
+    let filter = w.add_block(&ribbon_filter(&probes()), NO_COMPRESSION);
+    let mut props = index_properties();
+    props.extend_from_slice(extra_props);
+    let props = w.add_properties(&props);
+    let bytes = w.finish(&[(FULL_FILTER, filter), (PROPERTIES, props)], index);
+    let errors = structural(exercise(&bytes, &probes()));
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_all_mention(&errors, "read budget exceeded in data block at offset 0");
+}
+
 #[test]
 fn shared_keys_in_data_block() {
     run_limited("shared_keys_in_data_block", LIMITS, || {
-        let mut w = SstWriter::new(ChecksumType::Crc32c);
-        let mut entries = shared_key_entries(8, 500_000, true, &[]);
-        // Internal keys: the first one at least has the 8-byte footer.
-        entries[0].non_shared = internal_key(b"");
-        let data = w.add_block(&block_from_raw(&entries, usize::MAX), NO_COMPRESSION);
-        let index = w.add_block(
-            &block(&[(internal_key(b"~"), handle_value(data))], 1),
-            NO_COMPRESSION,
-        );
-        // A filter that hashes every key it is asked about.
-        let filter = w.add_block(&ribbon_filter(&probes()), NO_COMPRESSION);
-        let props = w.add_properties(&index_properties());
-        let bytes = w.finish(&[(FULL_FILTER, filter), (PROPERTIES, props)], index);
-        let errors = structural(exercise(&bytes, &probes()));
-        // `verify_filter` fails, per open; `verify_checksums` passes.
-        assert_eq!(errors.len(), 2, "{errors:?}");
-        assert_all_mention(&errors, "read budget exceeded in data block at offset 0");
+        check_shared_keys_in_data_block(&[]);
     });
 }
 
@@ -303,22 +310,7 @@ fn shared_keys_in_data_block_with_a_huge_raw_key_size() {
         "shared_keys_in_data_block_with_a_huge_raw_key_size",
         LIMITS,
         || {
-            let mut w = SstWriter::new(ChecksumType::Crc32c);
-            let mut entries = shared_key_entries(8, 500_000, true, &[]);
-            entries[0].non_shared = internal_key(b"");
-            let data = w.add_block(&block_from_raw(&entries, usize::MAX), NO_COMPRESSION);
-            let index = w.add_block(
-                &block(&[(internal_key(b"~"), handle_value(data))], 1),
-                NO_COMPRESSION,
-            );
-            let filter = w.add_block(&ribbon_filter(&probes()), NO_COMPRESSION);
-            let mut props = index_properties();
-            props.push(("rocksdb.raw.key.size", varint_value(u64::MAX)));
-            let props = w.add_properties(&props);
-            let bytes = w.finish(&[(FULL_FILTER, filter), (PROPERTIES, props)], index);
-            let errors = structural(exercise(&bytes, &probes()));
-            assert_eq!(errors.len(), 2, "{errors:?}");
-            assert_all_mention(&errors, "read budget exceeded in data block at offset 0");
+            check_shared_keys_in_data_block(&[("rocksdb.raw.key.size", varint_value(u64::MAX))]);
         },
     );
 }
