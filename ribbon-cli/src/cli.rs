@@ -65,7 +65,7 @@ pub struct ConformanceArgs {
     /// Skip the SST files (for implementations without `sst query`)
     #[arg(long)]
     pub no_sst: bool,
-    /// Only these features (repeat or separate with commas): hash, bloom, legacy-bloom, ribbon or ribbon-BITS, fallback, policy, sst
+    /// Only these features (repeat or separate with commas): hash, bloom, legacy-bloom, ribbon or ribbon-BITS, fallback, policy, sst, sst-rocksdb6
     #[arg(long, value_name = "FEATURE", value_delimiter = ',')]
     pub only: Vec<String>,
     /// The vectors directory [default: conformance/v1 of the checkout ribbon was built from]

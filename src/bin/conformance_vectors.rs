@@ -533,32 +533,22 @@ fn main() {
     w.write("cases.tsv", table.as_bytes());
     w.write("golden-overlap.tsv", overlap.as_bytes());
 
-    // SST files: the corpus RocksDB wrote, with RocksDB's recorded answers.
-    let corpus = root.join("sst/tests/corpus");
+    // SST files with the answers their writer's Get gave: the corpus
+    // RocksDB 11.8.1 wrote (feature `sst`), and the files RocksDB 6.x wrote
+    // (feature `sst-rocksdb6`: block-based filters, compression
+    // dictionaries, BZip2), each answered as the version that wrote it.
     let mut sst = String::from(HEADER);
     sst.push_str(
-        "# SST files written by RocksDB (sst/tests/corpus), with the answers RocksDB's Get gave for each probe\n\
-         # (whether the filter let the lookup reach the data blocks). See README.md.\n\
+        "# SST files with the answers their writer's Get gave for each probe (whether the filter let the\n\
+         # lookup reach the data blocks): sst = RocksDB 11.8.1 (sst/tests/corpus), sst-rocksdb6 = RocksDB\n\
+         # 6.25.3 and 6.14.6 (sst/tests/fixtures-wild). See README.md.\n\
          id\tfeature\tfile\tkeys\tanswers\n",
     );
-    let mut names: Vec<String> = std::fs::read_dir(&corpus)
-        .expect("read sst/tests/corpus")
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            name.strip_suffix(".sst").map(str::to_string)
-        })
-        .collect();
-    names.sort();
-    for name in names {
-        let read = |ext: &str| std::fs::read(corpus.join(format!("{name}.{ext}"))).expect("corpus file");
-        w.write(&format!("sst/{name}.sst"), &read("sst"));
-        w.write(&format!("sst/{name}.probes.hex"), &read("probes"));
-        w.write(&format!("sst/{name}.answers.txt"), &read("expected"));
-        writeln!(
-            sst,
-            "{name}\tsst\tsst/{name}.sst\tsst/{name}.probes.hex\tsst/{name}.answers.txt"
-        )
-        .unwrap();
+    for (dir, feature) in [
+        ("sst/tests/corpus", "sst"),
+        ("sst/tests/fixtures-wild", "sst-rocksdb6"),
+    ] {
+        copy_ssts(&mut w, &mut sst, &root.join(dir), feature);
     }
     w.write("sst.tsv", sst.as_bytes());
 
@@ -584,4 +574,29 @@ fn main() {
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Copies every `NAME.sst` of `dir` with its `NAME.probes` and
+/// `NAME.expected` into the vectors' `sst/`, and lists it in `sst_tsv`
+/// under `feature`.
+fn copy_ssts(w: &mut Writer, sst_tsv: &mut String, dir: &Path, feature: &str) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".sst").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    for name in names {
+        let read = |ext: &str| std::fs::read(dir.join(format!("{name}.{ext}"))).expect("SST fixture file");
+        w.write(&format!("sst/{name}.sst"), &read("sst"));
+        w.write(&format!("sst/{name}.probes.hex"), &read("probes"));
+        w.write(&format!("sst/{name}.answers.txt"), &read("expected"));
+        writeln!(
+            sst_tsv,
+            "{name}\t{feature}\tsst/{name}.sst\tsst/{name}.probes.hex\tsst/{name}.answers.txt"
+        )
+        .unwrap();
+    }
 }

@@ -34,7 +34,7 @@ use vectors::{Context, FilterCase, SstCase, Vectors};
 /// The features, in the order the table lists them. A case's feature is
 /// one of these, or `ribbon-BITS` (listed under `ribbon`); a feature the
 /// runner does not know (from newer vectors) is listed last.
-const FEATURES: [&str; 7] = [
+const FEATURES: [&str; 8] = [
     "hash",
     "bloom",
     "legacy-bloom",
@@ -42,6 +42,7 @@ const FEATURES: [&str; 7] = [
     "fallback",
     "policy",
     "sst",
+    "sst-rocksdb6",
 ];
 
 /// Failures printed per feature before "... and N more".
