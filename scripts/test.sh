@@ -23,7 +23,13 @@ if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then export RIBBON_REQUIRE_AVX2=1; f
 cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-cli
 
 echo "== the pure-Rust crates package for crates.io"
-cargo publish --dry-run --allow-dirty -p rocks-ribbon -p ribbon-sst -p ribbon-cli
+# A target directory of its own, new each run: cargo unpacks the packaged
+# crates of its temporary registry under a name derived from the target
+# directory and reuses what it unpacked before, so a shared one would verify
+# ribbon-cli against an earlier run's ribbon-sst of the same version.
+package_dir=$(mktemp -d "${TMPDIR:-/tmp}/rocks-ribbon-package.XXXXXX")
+cargo publish --dry-run --allow-dirty --target-dir "$package_dir" -p rocks-ribbon -p ribbon-sst -p ribbon-cli
+rm -rf "$package_dir"
 
 echo "== everything else, against native RocksDB"
 cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-cli
