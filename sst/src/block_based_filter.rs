@@ -42,8 +42,21 @@ pub struct BlockBasedFilterBlock<'a> {
 }
 
 impl<'a> BlockBasedFilterBlock<'a> {
-    /// Parses the contents of the filter block at `offset`.
+    /// Parses the contents of the filter block at `offset`, checking every
+    /// filter offset (time linear in the number of filters: once, when the
+    /// table is opened).
     pub fn parse(data: &'a [u8], offset: u64) -> Result<Self, Error> {
+        let block = Self::layout(data, offset)?;
+        block.check_offsets(offset)?;
+        Ok(block)
+    }
+
+    /// The trailer's reading of `data` (array offset, filter count,
+    /// `base_lg`) in constant time, for contents [`Self::parse`] accepted
+    /// before: queries use it, so a query costs no more than its filter.
+    /// On contents `parse` would refuse, filters read as empty (a filter of
+    /// no bits matches nothing: callers must have parsed the block first).
+    pub(crate) fn layout(data: &'a [u8], offset: u64) -> Result<Self, Error> {
         let bad = |what: String| Error::BadBlock {
             block: BlockKind::Filter,
             offset,
@@ -78,17 +91,28 @@ impl<'a> BlockBasedFilterBlock<'a> {
             num: array_len / 4,
             base_lg,
         };
+        Ok(block)
+    }
+
+    /// Checks that the filters' offsets never go backwards and stay before
+    /// the offset array (what [`Self::parse`] adds to [`Self::layout`]).
+    fn check_offsets(&self, offset: u64) -> Result<(), Error> {
         let mut prev = 0usize;
-        for i in 0..block.num {
-            let start = block.entry(i);
-            if start < prev || start > array_offset {
-                return Err(bad(format!(
-                    "block-based filter {i} starts at {start}, outside {prev}..={array_offset}"
-                )));
+        for i in 0..self.num {
+            let start = self.entry(i);
+            if start < prev || start > self.array_offset {
+                return Err(Error::BadBlock {
+                    block: BlockKind::Filter,
+                    offset,
+                    what: format!(
+                        "block-based filter {i} starts at {start}, outside {prev}..={}",
+                        self.array_offset
+                    ),
+                });
             }
             prev = start;
         }
-        Ok(block)
+        Ok(())
     }
 
     /// Offset `i` of the array (`i == num` is the array offset itself).
@@ -116,7 +140,10 @@ impl<'a> BlockBasedFilterBlock<'a> {
     /// Filter `i`'s bytes (its last byte the probe count; empty for a range
     /// of offsets with no data block).
     pub fn filter(&self, i: usize) -> &'a [u8] {
-        &self.data[self.entry(i)..self.entry(i + 1)]
+        // Checked at open (`parse`); never a panic even if not.
+        self.data
+            .get(self.entry(i)..self.entry(i + 1))
+            .unwrap_or_default()
     }
 
     /// The filter of the data block at `block_offset`, or `None` when the
@@ -167,10 +194,14 @@ impl<'a> BlockBasedFilterBlock<'a> {
 /// `BloomFilterPolicy::KeyMayMatch` for the deprecated block-based format.
 pub fn bloom_may_match(filter: &[u8], key: &[u8]) -> bool {
     let len = filter.len();
-    if len < 2 || len > u32::MAX as usize {
+    if len < 2 {
         return false;
     }
-    let bits = (len as u32 - 1) * 8;
+    // A filter of 512 MiB or more has more bits than 32-bit arithmetic
+    // (RocksDB's) holds: no 6.x table has one; "may match", never a panic.
+    let Some(bits) = u32::try_from(len - 1).ok().and_then(|n| n.checked_mul(8)) else {
+        return true;
+    };
     let k = filter[len - 1];
     if k > MAX_PROBES {
         return true;
@@ -270,4 +301,18 @@ mod tests {
         }
         assert!(BlockBasedFilterBlock::parse(&good, 0).is_ok());
     }
+
+    /// A filter whose bit count does not fit 32 bits (512 MiB and more):
+    /// "may match", never a division by zero. The zeroed allocation is
+    /// mapped lazily; only its last byte is read.
+    #[test]
+    #[cfg(all(target_pointer_width = "64", not(miri)))]
+    fn a_filter_too_large_for_32_bit_arithmetic_may_match() {
+        for len in [(1usize << 29) + 1, (1 << 30) + 1] {
+            let mut f = vec![0u8; len];
+            f[len - 1] = 6;
+            assert!(bloom_may_match(&f, b"key"), "{len}");
+        }
+    }
+
 }

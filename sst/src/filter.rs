@@ -118,7 +118,9 @@ impl Filter {
     pub fn block_based(&self) -> Option<crate::block_based_filter::BlockBasedFilterBlock<'_>> {
         match self {
             Filter::BlockBased { handle, contents, .. } => {
-                crate::block_based_filter::BlockBasedFilterBlock::parse(contents, handle.offset).ok()
+                // Parsed in full when the table was opened (filter_loading):
+                // the constant-time layout is enough here.
+                crate::block_based_filter::BlockBasedFilterBlock::layout(contents, handle.offset).ok()
             }
             _ => None,
         }

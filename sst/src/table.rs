@@ -246,27 +246,36 @@ impl SstFile {
         let Some(first) = self.filter.data_block_for(user_key, self.comparator) else {
             return true;
         };
-        let mut user = user_key.to_vec();
-        user.extend(std::iter::repeat_n(0xffu8, self.comparator.timestamp_size));
-        let target = crate::key::lookup_key(&user);
         // In a table RocksDB wrote, the block after the one the index finds
         // begins with a key after the separator, so after the lookup key:
-        // two blocks at most (a hostile table gets no more).
-        for (_, h) in data_blocks[first..].iter().take(2) {
-            if !filters.may_match(user_key, h.offset) {
-                return false;
-            }
-            match self.last_data_key(*h) {
-                Ok(Some(last))
-                    if self.comparator.compare_internal(&last, &target) != Some(std::cmp::Ordering::Less) =>
-                {
-                    return true
+        // two blocks at most (a hostile table gets no more). The walk
+        // answers "no" when the first block's filter says no, or when the
+        // first block holds no key at or after the lookup key and the
+        // second block's filter says no; so the first block is read only
+        // when its filter says yes and the second's says no.
+        let mut blocks = data_blocks[first..].iter().take(2).map(|(_, h)| *h);
+        let Some(h1) = blocks.next() else {
+            return true;
+        };
+        if !filters.may_match(user_key, h1.offset) {
+            return false;
+        }
+        match blocks.next() {
+            None => true,
+            Some(h2) if filters.may_match(user_key, h2.offset) => true,
+            Some(_) => {
+                let mut user = user_key.to_vec();
+                user.extend(std::iter::repeat_n(0xffu8, self.comparator.timestamp_size));
+                let target = crate::key::lookup_key(&user);
+                match self.last_data_key(h1) {
+                    Ok(Some(last)) => {
+                        self.comparator.compare_internal(&last, &target) != Some(std::cmp::Ordering::Less)
+                    }
+                    Ok(None) => false,
+                    Err(_) => true,
                 }
-                Ok(_) => {}
-                Err(_) => return true,
             }
         }
-        true
     }
 
     /// [`SstFile::key_may_match`] for many keys (the MultiGet path), one

@@ -203,13 +203,13 @@ impl SstFile {
             ValueFormat::Plain,
             self.restart_interval(),
         )?;
-        let mut last: Option<Vec<u8>> = None;
+        // Walk to the end, then copy the last key once: copying each key
+        // would make a block of long shared keys cost quadratic time.
+        let mut any = false;
         while it.advance()? {
-            let buf = last.get_or_insert_with(Vec::new);
-            buf.clear();
-            buf.extend_from_slice(it.key());
+            any = true;
         }
-        Ok(last)
+        Ok(any.then(|| it.key().to_vec()))
     }
 
     fn restart_interval(&self) -> u32 {
