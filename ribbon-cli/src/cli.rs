@@ -72,7 +72,7 @@ pub struct ConformanceArgs {
     #[arg(long, value_name = "DIR")]
     pub vectors: Option<PathBuf>,
     /// Seconds each call of COMMAND may take before it is killed and fails
-    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
 }
 

@@ -240,6 +240,40 @@ fn a_hanging_implementation_is_killed_and_fails() {
     assert!(first.contains("timed out after 1 s"), "{first}");
 }
 
+/// An implementation that prints far more than any answer file is cut off
+/// at the runner's limit (its output is never read into memory) and fails.
+#[test]
+fn an_implementation_that_prints_too_much_fails_without_being_read() {
+    let (stdout, _) = run_failing(
+        "head -c 20000000 /dev/zero | tr '\\0' '1'\n",
+        &["--reader-only", "--only", "sst"],
+    );
+    let (_, _, fail, first) = row(&stdout, "sst");
+    assert_eq!(fail, 6);
+    assert!(first.contains("more than the 16777216"), "{first}");
+}
+
+/// Whatever an implementation leaves running in the background is killed
+/// with it, after every call, not only on a time-out.
+#[test]
+fn background_processes_of_an_implementation_are_killed() {
+    let marker = format!("97{}", std::process::id());
+    let body = format!("sleep {marker} &\nexec \"$RIBBON\" \"$@\"\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("impl.sh");
+    std::fs::write(&path, format!("#!/bin/sh\nRIBBON='{RIBBON}'\n{body}")).unwrap();
+    let imp = format!("sh {}", path.display());
+    let out = conformance(&["--impl", &imp, "--reader-only", "--only", "sst"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&format!("sleep {marker}")))
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
 #[test]
 fn an_implementation_that_cannot_run_fails_every_check() {
     let out = conformance(&["--impl", "/nonexistent/impl", "--only", "hash"]);
@@ -252,6 +286,13 @@ fn an_implementation_that_cannot_run_fails_every_check() {
 
 #[test]
 fn bad_arguments_and_damaged_vectors_are_refused_in_one_line() {
+    let out = conformance(&["--impl", RIBBON, "--timeout", "18446744073709551615"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a time limit past a day is a usage error, never a panic"
+    );
+    assert!(!text(&out.stderr).contains("panicked"));
     let out = conformance(&["--impl", RIBBON, "--only", "cuckoo"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);

@@ -155,8 +155,19 @@ impl Vectors {
         }
         let manifest = std::fs::read_to_string(&manifest_path).map_err(|e| read_error(&manifest_path, e))?;
         let mut sha256 = BTreeMap::new();
+        let mut sizes = BTreeMap::new();
         for f in rows(dir, "manifest.tsv", &manifest, &["path", "bytes", "sha256"])? {
-            sha256.insert(f[0].clone(), f[2].clone());
+            let size: u64 = f[1].parse().map_err(|_| {
+                bad(
+                    dir,
+                    "manifest.tsv",
+                    format!("{}: bytes {:?} is not a number", f[0], f[1]),
+                )
+            })?;
+            if sha256.insert(f[0].clone(), f[2].clone()).is_some() {
+                return Err(bad(dir, "manifest.tsv", format!("{} is listed twice", f[0])));
+            }
+            sizes.insert(f[0].clone(), size);
         }
         let mut files = Files {
             dir: dir.to_path_buf(),
@@ -164,11 +175,20 @@ impl Vectors {
             cache: BTreeMap::new(),
         };
         // Every listed file is intact, including those no case names.
-        let listed: Vec<String> = files.sha256.keys().cloned().collect();
-        for rel in &listed {
-            files.bytes(rel)?;
+        for (rel, &size) in &sizes {
+            let len = files.bytes(rel)?.len() as u64;
+            if len != size {
+                return Err(bad(dir, rel, format!("{len} bytes, the manifest says {size}")));
+            }
         }
         let probes = file_lines(&files.text("probes.hex")?);
+        if probes.is_empty() {
+            return Err(bad(
+                dir,
+                "probes.hex",
+                "no probes: every query check would compare nothing",
+            ));
+        }
         let cases_text = files.text("cases.tsv")?;
         let header = [
             "id",
@@ -242,7 +262,17 @@ impl Vectors {
                 policy: f[2].clone(),
                 format_version,
                 context,
-                optimize_filters_for_memory: f[5] != "false",
+                optimize_filters_for_memory: match f[5].as_str() {
+                    "true" => true,
+                    "false" => false,
+                    other => {
+                        return Err(bad(
+                            dir,
+                            "cases.tsv",
+                            format!("{id}: optimize_filters_for_memory {other:?} is not true or false"),
+                        ))
+                    }
+                },
                 keys: all_keys[..count].to_vec(),
                 filter_path: dir.join(&f[8]),
                 filter,
@@ -259,6 +289,9 @@ impl Vectors {
         )? {
             files.bytes(&f[2])?;
             let keys = file_lines(&files.text(&f[3])?);
+            if keys.is_empty() {
+                return Err(bad(dir, &f[3], "no probe keys: the check would compare nothing"));
+            }
             let a = answers(dir, &f[4], &files.text(&f[4])?)?;
             if a.len() != keys.len() {
                 return Err(bad(
