@@ -10,7 +10,7 @@
 mod round_trip;
 
 use rocksdb::{Options, DB};
-use round_trip::{key, open_with_default_cf, options, round_trip, Prefix, Scenario};
+use round_trip::{counters_lock, key, open_with_default_cf, options, round_trip, Prefix, Scenario};
 use std::path::Path;
 
 #[test]
@@ -96,6 +96,7 @@ fn a_million_keys_in_one_file() {
 
 #[test]
 fn options_string_and_options_file_keep_the_policy() {
+    let _counters = counters_lock();
     rocks_bridge::register();
     let base = Options::default();
     let opts = base
@@ -222,6 +223,7 @@ fn new_filter_kinds(dir: &Path, seen: &mut std::collections::HashSet<std::path::
 
 #[test]
 fn set_options_switches_policy_and_bloom_before_level() {
+    let _counters = counters_lock();
     let dir = tempfile::tempdir().unwrap();
     let s = Scenario::new("ribbonfilter:10", "rust.RibbonFilter:10");
     let mut opts = options(&s, "bloomfilter:10");

@@ -315,6 +315,7 @@ fn new_files(dir: &Path, seen: &mut HashSet<PathBuf>) -> Vec<(Option<String>, Ve
 /// reopens the result.
 #[test]
 fn set_options_replaces_the_filter_policy_both_ways() {
+    let _counters = counters_lock();
     for (native, rust) in PAIRS {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Scenario::new(native, rust);

@@ -358,9 +358,35 @@ pub struct Outcome {
     pub stats: Stats,
 }
 
+/// The tests of one binary run in parallel threads and share the bridge's
+/// process-wide counters: a test that reads a counter's change holds this
+/// lock, so the change is its own.
+pub fn counters_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The `rocksdb.filter.policy` of every SST file in `dir` that has a
+/// filter: RocksDB records the writing policy's `Name()`, so a file the
+/// Rust policy wrote names `rust.RibbonFilter` or `rust.BloomFilter`.
+pub fn filter_policy_names(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "sst") {
+            let sst = ribbon_sst::SstFile::open(&path).unwrap();
+            if !sst.filter().blocks().is_empty() {
+                names.extend(sst.properties().filter_policy());
+            }
+        }
+    }
+    names
+}
+
 /// Both directions: the filter blocks are identical whoever wrote them, and
 /// every (writer, reader) pair gives the same statistics.
 pub fn round_trip(s: &Scenario) -> Outcome {
+    let _counters = counters_lock();
     let mut results = Vec::new();
     let mut written = Vec::new();
     for writer in [&s.native, &s.rust] {
@@ -372,6 +398,19 @@ pub fn round_trip(s: &Scenario) -> Outcome {
             assert!(
                 rocks_bridge::counters().filters_built > built,
                 "{writer}: RocksDB never called the Rust builder"
+            );
+        }
+        // Each file names its writer: the Rust policy's files say so.
+        let names = filter_policy_names(dir.path());
+        assert!(
+            !names.is_empty() || written[0].1.is_empty(),
+            "{writer}: no filter policy recorded"
+        );
+        for name in &names {
+            assert_eq!(
+                name.starts_with("rust."),
+                writer == &s.rust,
+                "{writer} wrote a file of {name}"
             );
         }
         for reader in [&s.native, &s.rust] {
