@@ -226,14 +226,18 @@ impl SstFile {
     }
 
     /// RocksDB 6.x's `BlockBasedTable::Get` with a block-based filter, as
-    /// far as the filter: `for (iiter->Seek(key); iiter->Valid() && !done;
-    /// iiter->Next())`, where each data block's filter is asked first (a
-    /// "no" ends the lookup and counts as useful), and a block holding a
+    /// far as the filter, for tables of plain values: `for
+    /// (iiter->Seek(key); iiter->Valid() && !done; iiter->Next())`, where
+    /// each data block's filter is asked first (a "no" ends the lookup and
+    /// counts as useful), and a block holding a
     /// key at or after the lookup key ends it (found or not). Only the
     /// whole key is asked (`KeyMayMatch` is "may match" without
     /// `whole_key_filtering`). A data block that cannot be read answers
     /// "may match", and so does a lookup that would go past a second data
-    /// block (RocksDB never writes a table where one does).
+    /// block (RocksDB never writes a table where one does). Where merge
+    /// operands of the lookup key continue into the next block, 6.x went on
+    /// and asked that block's filter too; this answers "may match" there
+    /// (never a false negative, but 6.x could have counted a "useful").
     fn block_based_get(&self, user_key: &[u8]) -> bool {
         let (Some(filters), Filter::BlockBased { data_blocks, .. }) =
             (self.filter.block_based(), &self.filter)
@@ -278,10 +282,13 @@ impl SstFile {
         }
     }
 
-    /// [`SstFile::key_may_match`] for many keys (the MultiGet path), one
-    /// answer per key, in order; the batch shape of every filter type in
-    /// this workspace (`FilterReader::may_match_many`,
-    /// `Ribbon::contains_many`).
+    /// [`SstFile::key_may_match`] for many keys, one answer per key, in
+    /// order: each key's answer is what `Get` of it gets from the filter
+    /// (the batch shape of every filter type in this workspace,
+    /// `FilterReader::may_match_many`, `Ribbon::contains_many`). For full
+    /// and partitioned filters that is also what RocksDB's MultiGet asks;
+    /// RocksDB 6.x's MultiGet never asked a block-based filter, so for those
+    /// files this answers as 6.x's `Get`, not its MultiGet.
     pub fn key_may_match_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
         self.key_may_match_many_as(keys, ReaderVersion::Writer)
     }
