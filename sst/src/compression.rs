@@ -427,14 +427,16 @@ fn zstd(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget, dict: &[u8]) -> Res
         budget.charge(dict.len() as u64, ctx.block, ctx.offset)?;
         return zstd_with_dict(ctx, source, len, dict);
     }
-    let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("dict") || msg.contains("Dict") {
-            ctx.err(format!("{msg} (compression dictionaries are not supported)"))
-        } else {
-            ctx.err(msg)
-        }
-    })?;
+    let decoder =
+        ruzstd::decoding::StreamingDecoder::new_with_max_window_size(&mut source, zstd_max_window(len, 0))
+            .map_err(|e| {
+                let msg = e.to_string();
+                if msg.contains("dict") || msg.contains("Dict") {
+                    ctx.err(format!("{msg} (compression dictionaries are not supported)"))
+                } else {
+                    ctx.err(msg)
+                }
+            })?;
     let mut out = Vec::with_capacity(len);
     decoder
         .take(len as u64 + 1)
@@ -443,12 +445,28 @@ fn zstd(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget, dict: &[u8]) -> Res
     ctx.check_output(out, len)
 }
 
+/// The largest window a ZSTD frame of `len` bytes (with a dictionary of
+/// `dict_len`) may ask the decoder to allocate: libzstd sizes a frame's
+/// window to the data it compresses (plus the dictionary), so twice that,
+/// rounded up to a power of two and at least 1 KiB, refuses only frames
+/// whose window their content cannot use: a hostile header asking for a
+/// 128 MiB window around 16 bytes.
+fn zstd_max_window(len: usize, dict_len: usize) -> u64 {
+    (len as u64)
+        .saturating_add(dict_len as u64)
+        .saturating_mul(2)
+        .max(1 << 10)
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX)
+}
+
 /// One ZSTD frame of `len` bytes decompressed with the table's dictionary.
 fn zstd_with_dict(ctx: &Ctx<'_>, mut source: &[u8], len: usize, dict: &[u8]) -> Result<Vec<u8>, Error> {
     use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
     let (dictionary, force) = zstd_dictionary(ctx, dict)?;
     let id = dictionary.id;
     let mut decoder = FrameDecoder::new();
+    decoder.set_max_window_size(zstd_max_window(len, dict.len()));
     decoder.add_dict(dictionary).map_err(|e| ctx.err(e.to_string()))?;
     decoder.init(&mut source).map_err(|e| ctx.err(e.to_string()))?;
     if force {
@@ -586,12 +604,20 @@ mod tests {
     }
 
     /// A ZSTD block as RocksDB frames it: `len` zero bytes in RLE blocks,
-    /// the varint size `declared`, and the frame's content size `in_frame`.
+    /// the varint size `declared`, and the frame's content size `in_frame`;
+    /// the window as libzstd sizes it, to the content (1 KiB to 128 KiB).
     fn zstd_rle(len: usize, declared: u64, in_frame: u64) -> Vec<u8> {
+        zstd_rle_window(len, declared, in_frame, len.clamp(1 << 10, 128 << 10))
+    }
+
+    /// [`zstd_rle`] with a window of `window` bytes (a power of two from
+    /// 1 KiB) in its header.
+    fn zstd_rle_window(len: usize, declared: u64, in_frame: u64, window: usize) -> Vec<u8> {
         let mut out = Vec::new();
         put_varint64(&mut out, declared);
         out.extend(0xFD2F_B528u32.to_le_bytes());
-        out.extend([0xC0, 7 << 3]);
+        let window_log = window.next_power_of_two().trailing_zeros() as u8;
+        out.extend([0xC0, (window_log - 10) << 3]);
         out.extend(in_frame.to_le_bytes());
         let mut left = len;
         loop {
@@ -637,6 +663,14 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, Error::BudgetExceeded { offset: 9, .. }), "{e:?}");
         assert_eq!(budget.used(), 0);
+        // A header asking for a window its content cannot use (128 MiB
+        // around 16 bytes) is refused before the window is allocated.
+        let e = ok(7, &zstd_rle_window(16, 16, 16, 128 << 20), 7).unwrap_err();
+        assert!(e.to_string().contains("window"), "{e}");
+        assert_eq!(
+            ok(7, &zstd_rle_window(16, 16, 16, 1 << 10), 7).unwrap(),
+            vec![0; 16]
+        );
     }
 
     #[test]
