@@ -282,7 +282,9 @@ fn streamed<'d, R: Read>(
         budget,
         max_ratio,
         |payload, declared, limit, _| {
-            let mut out = Vec::with_capacity(declared.unwrap_or(payload.len().saturating_mul(4)));
+            // A declared size was charged already; without one, no more than
+            // the limit (which the remaining budget bounds) is reserved.
+            let mut out = Vec::with_capacity(declared.unwrap_or(payload.len().saturating_mul(4).min(limit)));
             decoder(payload)
                 .take(limit as u64 + 1)
                 .read_to_end(&mut out)
