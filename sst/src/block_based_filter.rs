@@ -314,5 +314,4 @@ mod tests {
             assert!(bloom_may_match(&f, b"key"), "{len}");
         }
     }
-
 }

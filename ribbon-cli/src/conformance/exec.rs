@@ -195,7 +195,12 @@ fn kill_group(pid: u32) {
     {
         let _ = Command::new("sh")
             // `-s KILL`: dash's built-in kill reads `-KILL --` as a bad pid.
-            .args(["-c", "kill -s KILL -- \"-$1\" 2>/dev/null", "sh", &pid.to_string()])
+            .args([
+                "-c",
+                "kill -s KILL -- \"-$1\" 2>/dev/null",
+                "sh",
+                &pid.to_string(),
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
