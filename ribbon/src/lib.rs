@@ -52,7 +52,6 @@
 //! 64-byte unit a Bloom filter probes within.
 
 #![warn(missing_docs)]
-#![deny(clippy::undocumented_unsafe_blocks)]
 pub mod alg;
 mod arch;
 mod batch;
