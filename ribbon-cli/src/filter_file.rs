@@ -9,7 +9,7 @@
 use crate::cli::{InfoArgs, QueryArgs};
 use crate::error::{shown, Error};
 use crate::input::{at_most_one_stdin, read_all, Keys};
-use crate::output::{write_answers_by_chunk, Stdout};
+use crate::output::{to_json, write_answers_by_chunk, Stdout};
 use crate::standalone;
 use ribbon::format::FilterReader;
 use ribbon::standalone::{file::has_magic, RibbonRef};
@@ -94,11 +94,6 @@ pub fn info(args: &InfoArgs) -> Result<(), Error> {
         FilterFile::Standalone(f) => out.line(&standalone::describe(&f))?,
     }
     out.finish()
-}
-
-/// Serialises one JSON document.
-pub fn to_json(value: &impl Serialize) -> Result<String, Error> {
-    serde_json::to_string_pretty(value).map_err(|e| Error::failed(format!("cannot encode JSON: {e}")))
 }
 
 /// `ribbon info --json` for a RocksDB filter block.

@@ -88,22 +88,24 @@ fn error_message(rendered: &str) -> String {
 
 /// The subcommand path typed, as far as it names subcommands:
 /// `ribbon`, `ribbon build`, `ribbon sst info`.
+/// Walks clap's own command tree, so every subcommand is known here.
 fn subcommand(argv: &[std::ffi::OsString]) -> String {
-    let mut path = vec!["ribbon"];
-    let mut words = argv
+    let root = <Cli as clap::CommandFactory>::command();
+    let mut path = vec![root.get_name().to_string()];
+    let mut cmd = &root;
+    let words = argv
         .iter()
         .skip(1)
         .filter_map(|a| a.to_str())
         .filter(|a| !a.starts_with('-'));
-    match words.next() {
-        Some(top @ ("build" | "query" | "info" | "conformance")) => path.push(top),
-        Some("sst") => {
-            path.push("sst");
-            if let Some(sub @ ("info" | "query" | "dump-filter" | "verify")) = words.next() {
-                path.push(sub);
+    for word in words {
+        match cmd.find_subcommand(word) {
+            Some(sub) if sub.get_name() != "help" => {
+                path.push(sub.get_name().to_string());
+                cmd = sub;
             }
+            _ => break,
         }
-        _ => {}
     }
     path.join(" ")
 }

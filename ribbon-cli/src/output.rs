@@ -78,3 +78,8 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 pub fn note(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "ribbon: {text}");
 }
+
+/// Serialises one JSON document.
+pub fn to_json(value: &impl serde::Serialize) -> Result<String, Error> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::failed(format!("cannot encode JSON: {e}")))
+}

@@ -2,10 +2,9 @@
 //! `ribbon-sst` crate.
 
 use crate::cli::SstCommand;
-use crate::error::{shown, write_error, Error};
-use crate::filter_file::to_json;
+use crate::error::{shown, Error};
 use crate::input::Keys;
-use crate::output::{note, write_answers_by_chunk, write_file, Stdout};
+use crate::output::{note, to_json, write_answers_by_chunk, write_file, Stdout};
 use crate::progress;
 use crate::sst_report::{self, InfoJson, Verified, VerifyJson};
 use ribbon_sst::{Filter, ReaderVersion, SstFile, TableInfo};
@@ -168,8 +167,7 @@ fn dump_filter(file: &Path, out: &Path) -> Result<(), Error> {
                 let mut target = out.as_os_str().to_owned();
                 target.push(format!(".{i}"));
                 let target = PathBuf::from(target);
-                std::fs::write(&target, &p.contents)
-                    .map_err(|e| write_error(&target.display().to_string(), e))?;
+                write_file(&target, &p.contents)?;
                 lines.push(format!(
                     "{}: {} bytes (partition {i} of {})",
                     target.display(),
