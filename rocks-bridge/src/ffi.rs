@@ -103,11 +103,13 @@ pub(crate) mod bridge {
     }
 }
 
-/// The filter policy of a Rust policy id, and its canonical id: the
+/// The filter policy of a Rust policy id (its canonical id is its `id()`): the
 /// `rust.` ids are RocksDB's built-in ids under another name.
-pub(crate) fn parse_rust_policy(id: &str) -> Option<(FilterPolicy, String, &'static str)> {
-    let policy = FilterPolicy::parse(id).ok()??;
-    (policy.provider() == policy::Provider::Rust).then(|| (policy, policy.id(), policy.name()))
+pub(crate) fn parse_rust_policy(id: &str) -> Option<FilterPolicy> {
+    FilterPolicy::parse(id)
+        .ok()
+        .flatten()
+        .filter(|p| p.provider() == policy::Provider::Rust)
 }
 
 /// Whether `id` is one of the ids that mean "no filter policy" (`""`,
@@ -121,8 +123,8 @@ fn parse_policy_id(id: &str, parts: &mut bridge::PolicyParts) -> bool {
     catch_unwind(|| parse_rust_policy(id))
         .ok()
         .flatten()
-        .map(|(policy, _, name)| {
-            parts.name = name.to_string();
+        .map(|policy| {
+            parts.name = policy.name().to_string();
             parts.bits_suffix = policy.bits_per_key().suffix();
             match policy.kind() {
                 policy::PolicyKind::Ribbon { bloom_before_level } => {
@@ -181,11 +183,10 @@ pub struct RustBuilder {
 }
 
 fn new_builder(policy_id: &str, ctx: &bridge::BuildContext) -> Box<RustBuilder> {
-    let inner = catch_unwind(|| {
-        parse_rust_policy(policy_id).and_then(|(p, _, _)| FilterBuilder::new(&p, &to_context(ctx)))
-    })
-    .ok()
-    .flatten();
+    let inner =
+        catch_unwind(|| parse_rust_policy(policy_id).and_then(|p| FilterBuilder::new(&p, &to_context(ctx))))
+            .ok()
+            .flatten();
     Box::new(RustBuilder { inner, failed: false })
 }
 

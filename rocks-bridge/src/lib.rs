@@ -91,7 +91,7 @@ pub fn filter_policy_id(opts: &Options) -> Option<String> {
 /// The canonical id of a Rust policy id (`rust.RibbonFilter:10` gives
 /// `rust.RibbonFilter:10:0`), or `None` when it is not one.
 pub fn canonical_id(id: &str) -> Option<String> {
-    ffi::parse_rust_policy(id).map(|(_, canonical, _)| canonical)
+    ffi::parse_rust_policy(id).map(|p| p.id())
 }
 
 /// How much work RocksDB has handed to the Rust policy in this process.
