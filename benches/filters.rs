@@ -156,5 +156,133 @@ fn query(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, build, query);
+/// Writes `keys` (sorted here) into an SST at `path` with a Ribbon filter,
+/// full or partitioned, through RocksDB's `SstFileWriter`.
+pub fn write_sst(path: &std::path::Path, keys: &[Vec<u8>], partitioned: bool) {
+    let table = format!(
+        "format_version=7;filter_policy=ribbonfilter:10;{}",
+        if partitioned {
+            "partition_filters=true;index_type=kTwoLevelIndexSearch;metadata_block_size=4096;"
+        } else {
+            ""
+        }
+    );
+    let opts = rocksdb::Options::default()
+        .get_options_from_string(format!(
+            "compression=kNoCompression;block_based_table_factory={{{table}}}"
+        ))
+        .expect("options");
+    let mut sorted = keys.to_vec();
+    sorted.sort();
+    sorted.dedup();
+    let mut w = rocksdb::SstFileWriter::create(&opts);
+    w.open(path).expect("open sst");
+    for k in &sorted {
+        w.put(k, b"v").expect("put");
+    }
+    w.finish().expect("finish sst");
+}
+
+/// Batched may-match through `SstFile` (full and partitioned Ribbon
+/// filters, 10^6 keys, queries of 10^5 half members) against the raw
+/// `FilterReader` batch over the same filter blocks (for a partitioned
+/// filter, with the keys already grouped by partition, which `SstFile`
+/// does itself).
+fn sst_query(c: &mut Criterion) {
+    use ribbon_sst::{Filter, SstFile};
+    const N: usize = 1_000_000;
+    const Q: usize = 100_000;
+    let members = member_keys(KeyKind::Binary16To24, N, 1);
+    let probes: Vec<Vec<u8>> = members[..Q / 2]
+        .iter()
+        .cloned()
+        .chain(member_keys(KeyKind::Binary16To24, Q / 2, 3))
+        .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    for partitioned in [false, true] {
+        let layout = if partitioned { "partitioned" } else { "full" };
+        let path = dir.path().join(format!("{layout}.sst"));
+        write_sst(&path, &members, partitioned);
+        let sst = SstFile::open(&path).expect("open sst");
+        let answers = sst.key_may_match_many(&probes);
+        let single: Vec<bool> = probes.iter().map(|k| sst.key_may_match(k)).collect();
+        assert_eq!(answers, single, "{layout}: batched answers are the single ones");
+        assert!(answers[..Q / 2].iter().all(|&m| m), "{layout}: no false negative");
+        // The raw baseline: one reader per filter block, its keys grouped.
+        let groups: Vec<(&[u8], Vec<&[u8]>)> = match sst.filter() {
+            Filter::Full { contents, .. } => {
+                vec![(contents.as_slice(), probes.iter().map(|k| k.as_slice()).collect())]
+            }
+            Filter::Partitioned {
+                partitions,
+                index_key_includes_seq,
+                ..
+            } => {
+                let mut groups: Vec<(&[u8], Vec<&[u8]>)> = partitions
+                    .iter()
+                    .map(|p| (p.contents.as_slice(), Vec::new()))
+                    .collect();
+                for k in &probes {
+                    // The partition whose separator is the first at or
+                    // after the key (bytewise keys; internal-key
+                    // separators are compared on their user-key part).
+                    let i = partitions.partition_point(|p| {
+                        let sep = &p.separator;
+                        let user = if *index_key_includes_seq {
+                            &sep[..sep.len().saturating_sub(8)]
+                        } else {
+                            &sep[..]
+                        };
+                        user < k.as_slice()
+                    });
+                    groups[i.min(partitions.len() - 1)].1.push(k);
+                }
+                groups
+            }
+            other => panic!("{layout}: unexpected filter {other:?}"),
+        };
+        let raw: usize = groups
+            .iter()
+            .map(|(block, keys)| {
+                FilterReader::new(block)
+                    .may_match_many(keys)
+                    .iter()
+                    .filter(|&&m| m)
+                    .count()
+            })
+            .sum();
+        assert_eq!(
+            raw,
+            answers.iter().filter(|&&m| m).count(),
+            "{layout}: the raw baseline asks the same blocks"
+        );
+        let mut g = c.benchmark_group(format!("sst_query/{layout}"));
+        g.throughput(Throughput::Elements(Q as u64));
+        g.sample_size(20);
+        g.warm_up_time(Duration::from_millis(300));
+        g.measurement_time(Duration::from_secs(2));
+        g.bench_function("sstfile_batch", |b| {
+            b.iter(|| {
+                sst.key_may_match_many(black_box(&probes))
+                    .iter()
+                    .filter(|&&m| m)
+                    .count()
+            })
+        });
+        g.bench_function("filter_reader_batch", |b| {
+            b.iter(|| {
+                groups
+                    .iter()
+                    .map(|(block, keys)| {
+                        let r = FilterReader::new(block);
+                        r.may_match_many(black_box(keys)).iter().filter(|&&m| m).count()
+                    })
+                    .sum::<usize>()
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, build, query, sst_query);
 criterion_main!(benches);

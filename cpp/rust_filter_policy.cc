@@ -5,14 +5,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <unordered_map>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "cache/cache_reservation_manager.h"
+#include "cpp/bridge_util.h"
 #include "rocks-bridge/src/ffi.rs.h"
+#include "rocksdb/cache.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/options.h"
@@ -36,34 +40,101 @@ using rocksdb::Slice;
 
 namespace {
 
-rust::Slice<const uint8_t> AsRust(const Slice& s) {
-  return rust::Slice<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(s.data()), s.size());
-}
+// RocksDB's status strings for a corrupted construction
+// (XXPH3FilterBitsBuilder in table/block_based/filter_policy.cc).
+constexpr const char* kEntriesCorrupted =
+    "Filter's hash entries checksum mismatched";
+constexpr const char* kFilterCorrupted = "Corrupted filter content";
 
+using ReservationHandle =
+    rocksdb::CacheReservationManager::CacheReservationHandle;
+using FilterConstructionCharge = rocksdb::CacheReservationManagerImpl<
+    rocksdb::CacheEntryRole::kFilterConstruction>;
+
+// The filter RocksDB writes when construction failed: 6 zero bytes.
+Slice FinishAlwaysTrue() { return Slice("\0\0\0\0\0\0", 6); }
+
+// Filters are built in Rust; this class replays around them what RocksDB's
+// FastLocalBloom and Ribbon builders (XXPH3FilterBitsBuilder and its
+// subclasses) do with the block cache and with
+// detect_filter_construct_corruption, with the same sizes in the same order:
+// - each time the hash entries reach half of a bucket of 256 KiB / 8
+//   entries, a bucket is charged (AddHash; failures ignored);
+// - a Ribbon filter charges its banding before banding; when the cache
+//   refuses it (strict_capacity_limit), the builder falls back to Bloom;
+// - the finished filter is charged (failures ignored) and stays charged
+//   until the builder is destroyed;
+// - the buckets are released once the entries are no longer needed: at
+//   Finish, or at MaybePostVerify when the entries are kept for it.
 class RustBitsBuilder : public FilterBitsBuilder {
  public:
-  explicit RustBitsBuilder(rust::Box<RustBuilder> inner)
-      : inner_(std::move(inner)) {}
+  RustBitsBuilder(rust::Box<RustBuilder> inner,
+                  std::shared_ptr<rocksdb::CacheReservationManager> charge,
+                  bool detect)
+      : inner_(std::move(inner)), charge_(std::move(charge)), detect_(detect) {}
 
-  void AddKey(const Slice& key) override { inner_->add_key(AsRust(key)); }
+  void AddKey(const Slice& key) override {
+    inner_->add_key(AsRust(key));
+    ChargeNewEntries();
+  }
   void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
     inner_->add_key_and_alt(AsRust(key), AsRust(alt));
+    ChargeNewEntries();
   }
   size_t EstimateEntriesAdded() override {
     return inner_->estimate_entries_added();
   }
   using FilterBitsBuilder::Finish;
-  rocksdb::Slice Finish(std::unique_ptr<const char[]>* buf) override {
-    rust::Vec<uint8_t> bytes = inner_->finish();
-    if (bytes.empty()) {
+  Slice Finish(std::unique_ptr<const char[]>* buf) override {
+    return Finish(buf, nullptr);
+  }
+  Slice Finish(std::unique_ptr<const char[]>* buf,
+               rocksdb::Status* status) override {
+    entries_charged_ = 0;
+    if (status) *status = rocksdb::Status::OK();
+    std::unique_ptr<ReservationHandle> banding;
+    bool bloom_fallback = false;
+    if (charge_) {
+      size_t banding_bytes = inner_->banding_bytes();
+      if (banding_bytes > 0) {
+        rocksdb::Status s =
+            charge_->MakeCacheReservation(banding_bytes, &banding);
+        if (s.IsMemoryLimit()) {
+          banding.reset();
+          bloom_fallback = true;
+        }
+      }
+    }
+    FinishedFilter f = inner_->finish(bloom_fallback);
+    if (f.filter.empty()) {
+      ReleaseEntries();
       buf->reset();
       return Slice(nullptr, 0);
     }
-    char* data = new char[bytes.size()];
-    std::copy(bytes.begin(), bytes.end(), data);
+    // RocksDB's Ribbon builder checks the entries before charging the
+    // filter, its Bloom builder after.
+    std::unique_ptr<ReservationHandle> final_charge;
+    if (!f.ribbon) ChargeFilter(f.filter.size(), &final_charge);
+    if (!f.entries_intact) {
+      ReleaseEntries();
+      if (status) *status = rocksdb::Status::Corruption(kEntriesCorrupted);
+      return FinishAlwaysTrue();
+    }
+    if (!detect_) ReleaseEntries();
+    if (f.ribbon) ChargeFilter(f.filter.size(), &final_charge);
+    if (final_charge) final_charges_.push_back(std::move(final_charge));
+    char* data = new char[f.filter.size()];
+    std::copy(f.filter.begin(), f.filter.end(), data);
     buf->reset(data);
-    return Slice(data, bytes.size());
+    return Slice(data, f.filter.size());
+    // `banding` is released here, last, as RocksDB releases it.
+  }
+  rocksdb::Status MaybePostVerify(const Slice& filter_content) override {
+    if (!detect_) return rocksdb::Status::OK();
+    bool ok = inner_->post_verify(AsRust(filter_content));
+    ReleaseEntries();
+    return ok ? rocksdb::Status::OK()
+              : rocksdb::Status::Corruption(kFilterCorrupted);
   }
   size_t ApproximateNumEntries(size_t bytes) override {
     return inner_->approximate_num_entries(bytes);
@@ -76,7 +147,39 @@ class RustBitsBuilder : public FilterBitsBuilder {
   }
 
  private:
+  // Hash entries per charged bucket: a dummy cache entry's worth of
+  // 64-bit hashes.
+  static size_t BucketEntries() {
+    return FilterConstructionCharge::GetDummyEntrySize() / sizeof(uint64_t);
+  }
+  void ChargeNewEntries() {
+    if (!charge_) return;
+    size_t n = inner_->estimate_entries_added();
+    const size_t bucket = BucketEntries();
+    while (entries_charged_ < n) {
+      ++entries_charged_;
+      if (entries_charged_ % bucket == bucket / 2) {
+        buckets_.emplace_back(nullptr);
+        charge_
+            ->MakeCacheReservation(bucket * sizeof(uint64_t), &buckets_.back())
+            .PermitUncheckedError();
+      }
+    }
+  }
+  void ChargeFilter(size_t bytes, std::unique_ptr<ReservationHandle>* handle) {
+    if (charge_) {
+      charge_->MakeCacheReservation(bytes, handle).PermitUncheckedError();
+    }
+  }
+  void ReleaseEntries() { buckets_.clear(); }
+
   rust::Box<RustBuilder> inner_;
+  // Null unless kFilterConstruction is charged to a block cache.
+  std::shared_ptr<rocksdb::CacheReservationManager> charge_;
+  bool detect_;
+  size_t entries_charged_ = 0;
+  std::deque<std::unique_ptr<ReservationHandle>> buckets_;
+  std::deque<std::unique_ptr<ReservationHandle>> final_charges_;
 };
 
 class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
@@ -88,25 +191,7 @@ class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
     return inner_->may_match(AsRust(key));
   }
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
-    // Readers are shared by concurrent Gets and MultiGets: everything here
-    // lives on the stack. Keys go to Rust as (address, length) pairs, in
-    // chunks of MultiGet's batch size.
-    constexpr int kChunk = 32;
-    size_t addresses[kChunk];
-    size_t lengths[kChunk];
-    uint8_t answers[kChunk];
-    for (int begin = 0; begin < num_keys; begin += kChunk) {
-      int n = std::min(kChunk, num_keys - begin);
-      for (int i = 0; i < n; ++i) {
-        addresses[i] = reinterpret_cast<size_t>(keys[begin + i]->data());
-        lengths[i] = keys[begin + i]->size();
-      }
-      inner_->may_match_batch(
-          rust::Slice<const size_t>(addresses, static_cast<size_t>(n)),
-          rust::Slice<const size_t>(lengths, static_cast<size_t>(n)),
-          rust::Slice<uint8_t>(answers, static_cast<size_t>(n)));
-      for (int i = 0; i < n; ++i) may_match[begin + i] = answers[i] != 0;
-    }
+    MayMatchInChunks(*inner_, num_keys, keys, may_match);
   }
   bool HashMayMatch(const uint64_t h) override {
     return inner_->may_match_hash(h);
@@ -115,6 +200,17 @@ class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
  private:
   rust::Box<RustReader> inner_;
 };
+
+// Whether construction memory is charged to the block cache: the
+// kFilterConstruction override of cache_usage_options, else its default.
+bool FilterConstructionCharged(const rocksdb::BlockBasedTableOptions& table) {
+  const auto& usage = table.cache_usage_options;
+  auto it =
+      usage.options_overrides.find(rocksdb::CacheEntryRole::kFilterConstruction);
+  auto charged = it != usage.options_overrides.end() ? it->second.charged
+                                                     : usage.options.charged;
+  return charged == rocksdb::CacheEntryRoleOptions::Decision::kEnabled;
+}
 
 class RustFilterPolicy : public rocksdb::FilterPolicy {
  public:
@@ -163,16 +259,21 @@ class RustFilterPolicy : public rocksdb::FilterPolicy {
 
   FilterBitsBuilder* GetBuilderWithContext(
       const FilterBuildingContext& context) const override {
-    BuildContext ctx;
-    ctx.format_version = context.table_options.format_version;
-    ctx.compaction_style = static_cast<int32_t>(context.compaction_style);
-    ctx.reason = context.reason;
-    ctx.level_at_creation = context.level_at_creation;
-    ctx.optimize_filters_for_memory =
-        context.table_options.optimize_filters_for_memory;
+    BuildContext ctx = ToBuildContext(context);
     rust::Box<RustBuilder> builder = new_builder(GetId(), ctx);
     if (!builder->builds_filter()) return nullptr;
-    return new RustBitsBuilder(std::move(builder));
+    // As BloomLikeFilterPolicy decides for its FastLocalBloom and Ribbon
+    // builders (the legacy Bloom charges nothing and detects nothing).
+    std::shared_ptr<rocksdb::CacheReservationManager> charge;
+    bool xxph3 = builder->is_xxph3();
+    if (xxph3 && context.table_options.block_cache &&
+        FilterConstructionCharged(context.table_options)) {
+      charge = std::make_shared<FilterConstructionCharge>(
+          context.table_options.block_cache);
+    }
+    bool detect =
+        xxph3 && context.table_options.detect_filter_construct_corruption;
+    return new RustBitsBuilder(std::move(builder), std::move(charge), detect);
   }
 
   FilterBitsReader* GetFilterBitsReader(const Slice& contents) const override {

@@ -11,16 +11,20 @@ cargo fmt --manifest-path examples/outside/Cargo.toml -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 
 echo "== the pure-Rust crates compile no C/C++"
-cpp_deps=$(cargo tree -p rocks-ribbon -p ribbon-sst -p ribbon-cli -e normal,build --prefix none \
+cpp_deps=$(cargo tree -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli -e normal,build --prefix none \
   | grep -E '^(cc|cxx|cxx-build|librocksdb-sys|bindgen|zstd-sys|lz4-sys|libz-sys|snappy-sys) ' || true)
 if [ -n "$cpp_deps" ]; then
-  echo "rocks-ribbon, ribbon-sst or ribbon-cli depends on a C/C++ build: $cpp_deps" >&2
+  echo "rocks-ribbon, ribbon-sst, ribbon-reconcile or ribbon-cli depends on a C/C++ build: $cpp_deps" >&2
   exit 1
 fi
 # Where the CPU has AVX2, the tests that compare the AVX2 query kernel with
 # the portable one must really run it (they fail if detection does not pick it).
 if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then export RIBBON_REQUIRE_AVX2=1; fi
-cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-cli
+# ribbon-cli's viz tests render the page in headless Chromium (Debian's package).
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq chromium
+fi
+cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli
 
 echo "== the pure-Rust crates package for crates.io"
 # A target directory of its own, new each run: cargo unpacks the packaged
@@ -28,11 +32,13 @@ echo "== the pure-Rust crates package for crates.io"
 # directory and reuses what it unpacked before, so a shared one would verify
 # ribbon-cli against an earlier run's ribbon-sst of the same version.
 package_dir=$(mktemp -d "${TMPDIR:-/tmp}/rocks-ribbon-package.XXXXXX")
-cargo publish --dry-run --allow-dirty --target-dir "$package_dir" -p rocks-ribbon -p ribbon-sst -p ribbon-cli
+cargo publish --dry-run --allow-dirty --target-dir "$package_dir" -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli
 rm -rf "$package_dir"
 
 echo "== everything else, against native RocksDB"
-cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-cli
+# tests/reconcile_db.rs runs the ribbon binary of this target directory.
+cargo build --release -p ribbon-cli --bin ribbon
+cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-reconcile --exclude ribbon-cli
 
 echo "== a project outside the workspace, using rocks-bridge as the README says"
 cargo run --release --manifest-path examples/outside/Cargo.toml

@@ -6,7 +6,7 @@ use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use ribbon::policy::FilterPolicy;
 use std::path::PathBuf;
 
-const KEYS_HELP: &str = "\
+pub(crate) const KEYS_HELP: &str = "\
 A keys file has one key per line. In text mode a line's bytes are the key, without a trailing \
 carriage return (CRLF and LF files give the same keys; use --hex for a key that ends in \\r). \
 With --hex each line is the key in hex and an empty line is the empty key. '-' reads standard input.";
@@ -41,9 +41,56 @@ pub enum Command {
     /// Read the filters inside RocksDB SST files
     #[command(subcommand)]
     Sst(SstCommand),
+    /// Which keys differ between two key sets (keys files, SST files, databases), from small sketches
+    #[command(subcommand)]
+    Reconcile(crate::reconcile::ReconcileCommand),
+    /// Read a RocksDB database directory (MANIFEST, WAL, SST files) without RocksDB
+    #[command(subcommand)]
+    Db(crate::db::DbCommand),
     /// Check an implementation of RocksDB's filter formats against the conformance vectors
     #[command(after_help = CONFORMANCE_HELP)]
     Conformance(ConformanceArgs),
+    /// Write an HTML page that replays a Ribbon construction step by step (banding, back-substitution, queries)
+    #[command(after_help = VIZ_HELP)]
+    Viz(VizArgs),
+}
+
+const VIZ_HELP: &str = "\
+The page is one self-contained file (open it from disk, no network). It replays what the ribbon crate's \
+banding and back-substitution did for these keys, recorded step by step: each key is one row of the \
+coefficient matrix (start, W coefficients, R result bits; first coefficient one, no smash); failed seeds \
+are shown and retried. Defaults are the classic drawing: 48 random keys, 64 columns, width 12, 1 result bit.";
+
+/// `ribbon viz`.
+#[derive(Debug, Args)]
+pub struct VizArgs {
+    /// The keys, one per line ('-': standard input; at most 256) [default: --random 48]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["random", "seed"])]
+    pub keys: Option<PathBuf>,
+    /// Keys are hex, one per line
+    #[arg(long, requires = "keys")]
+    pub hex: bool,
+    /// Draw N random keys (6 hex digits each)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub random: Option<u32>,
+    /// Seed of the random keys
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Slots: columns of the matrix (at least the width)
+    #[arg(long, value_name = "M", default_value_t = 64, value_parser = clap::value_parser!(u32).range(2..=256))]
+    pub columns: u32,
+    /// Ribbon width: coefficients per key
+    #[arg(long, value_name = "W", default_value_t = 12, value_parser = clap::value_parser!(u32).range(2..=32))]
+    pub width: u32,
+    /// Result (fingerprint) bits per key: FP rate 2^-R
+    #[arg(long, value_name = "R", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub result_bits: u32,
+    /// Hashing seeds to try (0, 1, ...) before giving up
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_seeds: u32,
+    /// Where to write the page ('-': standard output)
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 const CONFORMANCE_HELP: &str = "\
@@ -136,6 +183,10 @@ pub struct StandaloneArgs {
     /// Homogeneous Ribbon (never fails to build; slightly higher FP rate)
     #[arg(long, requires = "standalone")]
     pub homogeneous: bool,
+    /// Balanced Ribbon: soft shards with bumping, under 1% space overhead at
+    /// width 64 (format version 2; Standard Ribbon, no smash)
+    #[arg(long, requires = "standalone", conflicts_with_all = ["homogeneous", "smash"])]
+    pub balanced: bool,
     /// Smash the starts towards the middle
     #[arg(long, requires = "standalone")]
     pub smash: bool,

@@ -24,8 +24,9 @@ use std::path::Path;
 pub enum FilterFile<'a> {
     /// A RocksDB filter block.
     RocksDb(FilterReader<'a>),
-    /// A standalone Ribbon filter file.
-    Standalone(RibbonRef<'a>),
+    /// A standalone Ribbon filter file (boxed: a Balanced filter's level
+    /// table makes the view a few hundred bytes).
+    Standalone(Box<RibbonRef<'a>>),
 }
 
 /// Recognises the filter in `bytes` (read from `path`), or says what the
@@ -40,7 +41,7 @@ pub fn load<'a>(path: &Path, bytes: &'a [u8]) -> Result<FilterFile<'a>, Error> {
     }
     if has_magic(bytes) {
         return RibbonRef::from_bytes(bytes)
-            .map(FilterFile::Standalone)
+            .map(|f| FilterFile::Standalone(Box::new(f)))
             .map_err(|e| Error::failed(format!("{name}: standalone Ribbon filter file: {e}")));
     }
     if let Some(table) = table_kind(bytes) {

@@ -8,14 +8,17 @@
 mod build;
 mod cli;
 mod conformance;
+mod db;
 mod error;
 mod filter_file;
 mod input;
 mod output;
 mod progress;
+mod reconcile;
 mod sst;
 mod sst_report;
 mod standalone;
+mod viz;
 
 use clap::error::ErrorKind;
 use clap::Parser;
@@ -45,7 +48,10 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Query(args) => filter_file::query(&args),
         Command::Info(args) => filter_file::info(&args),
         Command::Sst(cmd) => sst::run(cmd),
+        Command::Reconcile(cmd) => reconcile::run(cmd),
+        Command::Db(cmd) => db::run(cmd),
         Command::Conformance(args) => conformance::run(&args),
+        Command::Viz(args) => viz::run(&args),
     }
 }
 

@@ -66,14 +66,16 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
-/// Runs `work` on each file with a progress bar (several files, a
-/// terminal), returning the results in order.
-fn each_file<T>(files: &[PathBuf], what: &str, work: impl Fn(&Path) -> T) -> Vec<T> {
+/// Runs `work` on each file, on every core (rayon's pool: one file per
+/// task, so memory stays within a file's bound times the number of cores),
+/// with a progress bar (several files, a terminal); the results come back
+/// in the files' order.
+fn each_file<T: Send>(files: &[PathBuf], what: &str, work: impl Fn(&Path) -> T + Sync) -> Vec<T> {
+    use rayon::prelude::*;
     let bar = progress::bar(files.len() as u64, 2, what);
     let results = files
-        .iter()
+        .par_iter()
         .map(|f| {
-            bar.set_message(format!("{what} {}", f.display()));
             let r = work(f);
             bar.inc(1);
             r

@@ -34,6 +34,7 @@ fn config_from(args: &StandaloneArgs) -> Result<Config, Error> {
     if args.homogeneous {
         config.mode = Mode::Homogeneous;
     }
+    config.balanced = args.balanced;
     config.smash = args.smash;
     config.first_coeff_always_one = !args.no_first_coeff_one;
     if let Some(chance) = args.failure_chance.as_deref() {
@@ -100,6 +101,8 @@ pub fn build(args: &BuildArgs) -> Result<(), Error> {
     if !args.quiet {
         let format = if sa_args.rocksdb {
             "a RocksDB Standard128 Ribbon filter block"
+        } else if filter.is_balanced() {
+            "a standalone Balanced Ribbon filter"
         } else {
             "a standalone Ribbon filter"
         };
@@ -136,6 +139,7 @@ fn configured_option(a: &StandaloneArgs) -> Option<&'static str> {
         (a.bits.is_some(), "--bits"),
         (a.fp_rate.is_some(), "--fp-rate"),
         (a.homogeneous, "--homogeneous"),
+        (a.balanced, "--balanced"),
         (a.smash, "--smash"),
         (a.no_first_coeff_one, "--no-first-coeff-one"),
         (a.failure_chance.is_some(), "--failure-chance"),
@@ -190,12 +194,22 @@ pub fn describe(f: &RibbonRef<'_>) -> String {
             upper.saturating_sub(1)
         ),
     };
+    let kind = if f.is_balanced() {
+        format!(
+            "Balanced {:?} ({} shards, {} starts per level-1 shard, last shard {} starts)",
+            f.mode(),
+            f.num_shards(),
+            f.shard_slots(),
+            f.last_shard_starts()
+        )
+    } else {
+        format!("{:?}", f.mode())
+    };
     format!(
-        "standalone Ribbon v{}: {:?}, width {}, first_coeff_always_one {}, smash {}, failure chance {}, \
+        "standalone Ribbon v{}: {kind}, width {}, first_coeff_always_one {}, smash {}, failure chance {}, \
          seed {}, {} keys, {} slots ({} blocks), {columns}, \
-         {} bytes ({} solution), {}, expected FP rate {:.6}",
-        sa::file::VERSION,
-        f.mode(),
+         {} bytes ({} solution{}), {}, expected FP rate {:.6}",
+        f.format_version(),
         f.width(),
         f.first_coeff_always_one(),
         f.smash(),
@@ -206,6 +220,10 @@ pub fn describe(f: &RibbonRef<'_>) -> String {
         f.num_blocks(),
         f.as_bytes().len(),
         f.solution_len(),
+        match f.thresholds_len() {
+            0 => String::new(),
+            m => format!(", {m} metadata"),
+        },
         bits_per_key_text(f.num_keys(), f.bits_per_key()),
         f.expected_fp_rate()
     )
@@ -229,6 +247,12 @@ pub struct Info {
     upper_start_block: u64,
     bytes: usize,
     solution_bytes: usize,
+    /// Balanced Ribbon (format version 2).
+    balanced: bool,
+    /// Balanced Ribbon's soft shards (0 otherwise).
+    num_shards: u32,
+    /// Balanced Ribbon's mask and level bytes (0 otherwise).
+    metadata_bytes: usize,
     /// `null` for a filter of no keys.
     bits_per_key: Option<f64>,
     expected_fp_rate: Option<f64>,
@@ -239,7 +263,7 @@ impl Info {
     pub fn new(f: &RibbonRef<'_>) -> Self {
         Info {
             format: "standalone",
-            version: u32::from(sa::file::VERSION),
+            version: u32::from(f.format_version()),
             mode: format!("{:?}", f.mode()),
             width: f.width(),
             first_coeff_always_one: f.first_coeff_always_one(),
@@ -253,6 +277,9 @@ impl Info {
             upper_start_block: u64::from(f.upper_start_block()),
             bytes: f.as_bytes().len(),
             solution_bytes: f.solution_len(),
+            balanced: f.is_balanced(),
+            num_shards: f.num_shards(),
+            metadata_bytes: f.thresholds_len(),
             bits_per_key: Some(f.bits_per_key()).filter(|b| f.num_keys() > 0 && b.is_finite()),
             expected_fp_rate: Some(f.expected_fp_rate()).filter(|p| p.is_finite()),
         }
@@ -295,8 +322,11 @@ mod tests {
                 slot_overhead: Some(0.2),
                 seed: 9,
                 max_seeds: 3,
+                balanced: false,
             }
         );
+        let c = config("--balanced --width 64 --bits 7").unwrap();
+        assert!(c.balanced && c.width == 64);
         assert_eq!(config("").unwrap(), Config::default());
         assert_eq!(
             config("--fp-rate 0.01").unwrap().precision,
@@ -316,6 +346,8 @@ mod tests {
             "--overhead -1",
             "--max-seeds 0",
             "--seed -1",
+            "--balanced --homogeneous",
+            "--balanced --smash",
         ] {
             assert!(matches!(config(bad), Err(Error::Usage(_))), "{bad}");
         }

@@ -57,9 +57,13 @@ use core::fmt::Debug;
 use core::marker::PhantomData;
 use core::ops::{BitAnd, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Shl, Shr};
 
-/// A coefficient row: an unsigned word of 32, 64 or 128 bits.
+/// A coefficient row: an unsigned word of 32, 64 or 128 bits (the filter
+/// formats), or a small width for tests and tools: `u8`, `u16`, or
+/// [`SmallRow<W>`] for any `W` in `1..=32`.
 ///
-/// The width of this type is the ribbon width `w`.
+/// The width of this type is the ribbon width `w`. Every value has its set
+/// bits below `BITS`, and the operators keep it so ([`Banding::add`]'s
+/// in-bounds accesses rely on it).
 pub trait CoeffRow:
     Copy
     + Eq
@@ -129,9 +133,126 @@ macro_rules! impl_coeff_row {
         }
     };
 }
+impl_coeff_row!(u8);
+impl_coeff_row!(u16);
 impl_coeff_row!(u32);
 impl_coeff_row!(u64);
 impl_coeff_row!(u128);
+
+/// A coefficient row of `W` bits (`1..=32`), held in a `u32` whose bits
+/// from `W` up are always clear: a ribbon width that is not a machine word,
+/// such as the 12 of a drawing small enough to read. Every constructor and
+/// operator masks, so the [`CoeffRow`] contract holds. It encodes in
+/// `ceil(W / 8)` little-endian bytes, so an interleaved solution of it
+/// ([`crate::solution`]) stores each segment in whole bytes.
+///
+/// For tests and tools; the filter formats use `u32`, `u64` and `u128`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SmallRow<const W: u32>(u32);
+
+impl<const W: u32> SmallRow<W> {
+    /// The bits of a row, `W` of them.
+    pub const MASK: u32 = {
+        assert!(W >= 1 && W <= 32, "SmallRow width must be in 1..=32");
+        u32::MAX >> (32 - W)
+    };
+
+    /// The row with the low `W` bits of `bits` (higher bits are dropped).
+    #[inline(always)]
+    pub const fn new(bits: u32) -> Self {
+        Self(bits & Self::MASK)
+    }
+
+    /// The row's bits, as a `u32` below `2^W`.
+    #[inline(always)]
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+macro_rules! small_row_op {
+    ($tr:ident, $f:ident, $op:tt, $tra:ident, $fa:ident) => {
+        impl<const W: u32> $tr for SmallRow<W> {
+            type Output = Self;
+            #[inline(always)]
+            fn $f(self, rhs: Self) -> Self {
+                // Both operands have no bit at or above `W`: neither has the result.
+                Self(self.0 $op rhs.0)
+            }
+        }
+        impl<const W: u32> $tra for SmallRow<W> {
+            #[inline(always)]
+            fn $fa(&mut self, rhs: Self) {
+                self.0 = self.0 $op rhs.0;
+            }
+        }
+    };
+}
+small_row_op!(BitOr, bitor, |, BitOrAssign, bitor_assign);
+small_row_op!(BitXor, bitxor, ^, BitXorAssign, bitxor_assign);
+
+impl<const W: u32> BitAnd for SmallRow<W> {
+    type Output = Self;
+    #[inline(always)]
+    fn bitand(self, rhs: Self) -> Self {
+        Self(self.0 & rhs.0)
+    }
+}
+
+impl<const W: u32> Not for SmallRow<W> {
+    type Output = Self;
+    #[inline(always)]
+    fn not(self) -> Self {
+        Self::new(!self.0)
+    }
+}
+
+impl<const W: u32> Shl<u32> for SmallRow<W> {
+    type Output = Self;
+    /// Shifts left, dropping the bits shifted to `W` or above. As for a
+    /// `u32`, `rhs` must be below 32.
+    #[inline(always)]
+    fn shl(self, rhs: u32) -> Self {
+        Self::new(self.0 << rhs)
+    }
+}
+
+impl<const W: u32> Shr<u32> for SmallRow<W> {
+    type Output = Self;
+    #[inline(always)]
+    fn shr(self, rhs: u32) -> Self {
+        Self(self.0 >> rhs)
+    }
+}
+
+impl<const W: u32> CoeffRow for SmallRow<W> {
+    const BITS: u32 = W;
+    const BYTES: usize = W.div_ceil(8) as usize;
+    const ZERO: Self = Self(0);
+    const ONE: Self = Self(1);
+    #[inline(always)]
+    fn from_u128(v: u128) -> Self {
+        Self::new(v as u32)
+    }
+    #[inline(always)]
+    fn trailing_zeros(self) -> u32 {
+        self.0.trailing_zeros().min(W)
+    }
+    #[inline(always)]
+    fn parity(self) -> u32 {
+        self.0.count_ones() & 1
+    }
+    #[inline(always)]
+    fn load_le(bytes: &[u8]) -> Self {
+        let mut buf = [0u8; 4];
+        buf[..Self::BYTES].copy_from_slice(&bytes[..Self::BYTES]);
+        Self::new(u32::from_le_bytes(buf))
+    }
+    #[inline(always)]
+    fn store_le(self, out: &mut [u8]) {
+        out[..Self::BYTES].copy_from_slice(&self.0.to_le_bytes()[..Self::BYTES]);
+    }
+}
 
 /// The compile-time settings of one Ribbon configuration, mirroring the
 /// "TypesAndSettings" concept of RocksDB's `ribbon_impl.h`.
@@ -186,6 +307,58 @@ pub struct Equation<C> {
     /// Right-hand side.
     pub result_row: u32,
 }
+
+/// What the generic core does, step by step: [`Banding::add_observed`] and
+/// [`simple_back_subst_observed`] call these methods as they go, so that a
+/// tool can replay a construction exactly (the `ribbon viz` page). Rows
+/// are relative to the slot given with them: bit `k` is the coefficient of
+/// slot `slot + k`.
+///
+/// Every method does nothing by default. [`Banding::add`] and
+/// [`simple_back_subst`] pass [`NoObserver`]: the calls are monomorphised
+/// to nothing, and those paths compile to the code they had before
+/// observers existed.
+pub trait BandingObserver<C: CoeffRow> {
+    /// [`Banding::add_observed`] starts on `eq`.
+    #[inline(always)]
+    fn begin(&mut self, eq: &Equation<C>) {
+        let _ = eq;
+    }
+    /// The row, with its lowest coefficient at `slot` (occupied), was XORed
+    /// with the row stored there; `coeff_row` and `result_row` are the sum,
+    /// still relative to `slot` (bit 0 clear).
+    #[inline(always)]
+    fn eliminate(&mut self, slot: u32, coeff_row: C, result_row: u32) {
+        let _ = (slot, coeff_row, result_row);
+    }
+    /// The row was stored at the empty slot `slot`, its pivot: the add
+    /// succeeded.
+    #[inline(always)]
+    fn store(&mut self, slot: u32, coeff_row: C, result_row: u32) {
+        let _ = (slot, coeff_row, result_row);
+    }
+    /// The row reduced to no coefficient at all, the equation
+    /// `0 = result_row`: redundant when `result_row` is 0 (the add
+    /// succeeded, storing nothing), a contradiction otherwise (it failed).
+    #[inline(always)]
+    fn reduced_to_zero(&mut self, result_row: u32) {
+        let _ = result_row;
+    }
+    /// Back-substitution solved slot `slot` (slots are solved from the last
+    /// to the first): the row stored there (zero when empty) and its result
+    /// row, and the solution row found, one bit per result column.
+    #[inline(always)]
+    fn solve(&mut self, slot: u32, coeff_row: C, result_row: u32, solution_row: u32) {
+        let _ = (slot, coeff_row, result_row, solution_row);
+    }
+}
+
+/// The observer that observes nothing (every method is empty), what the
+/// unobserved entry points pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoObserver;
+
+impl<C: CoeffRow> BandingObserver<C> for NoObserver {}
 
 /// The banding storage: at most one row per slot, as in RocksDB's
 /// `StandardBanding`.
@@ -292,6 +465,22 @@ impl<S: RibbonSettings> Banding<S> {
             .count() as u32
     }
 
+    /// Empties slot `i` (no-op for an empty slot or one past the end):
+    /// undoes the successful add that stored a row there, as reported to
+    /// [`BandingObserver::store`]. Undoing the latest adds, all of them,
+    /// gives back exactly the banding from before them (each add writes
+    /// only the slot it stores at); Balanced Ribbon backtracks a bucket of
+    /// keys this way. Keeps the storage invariant (an empty slot has no
+    /// row).
+    pub fn clear_slot(&mut self, i: u32) {
+        if let Some(c) = self.coeff_rows.get_mut(i as usize) {
+            *c = S::CoeffRow::ZERO;
+        }
+        if let Some(r) = self.result_rows.get_mut(i as usize) {
+            *r = 0;
+        }
+    }
+
     /// Adds one equation by on-the-fly elimination. Returns `false` when the
     /// equation contradicts the ones already added (the system has no
     /// solution); the storage is then left with the equations added before
@@ -302,6 +491,17 @@ impl<S: RibbonSettings> Banding<S> {
     /// set (the standard hasher guarantees it).
     #[inline(always)]
     pub fn add(&mut self, eq: Equation<S::CoeffRow>) -> bool {
+        self.add_observed(eq, &mut NoObserver)
+    }
+
+    /// [`Banding::add`], reporting each step to `observer` (see
+    /// [`BandingObserver`]).
+    #[inline(always)]
+    pub fn add_observed<O>(&mut self, eq: Equation<S::CoeffRow>, observer: &mut O) -> bool
+    where
+        O: BandingObserver<S::CoeffRow> + ?Sized,
+    {
+        observer.begin(&eq);
         let mut i = eq.start as usize;
         let mut cr = eq.coeff_row;
         let mut rr = eq.result_row;
@@ -311,6 +511,7 @@ impl<S: RibbonSettings> Banding<S> {
         if !S::FIRST_COEFF_ALWAYS_ONE || cr & S::CoeffRow::ONE == S::CoeffRow::ZERO {
             if cr == S::CoeffRow::ZERO {
                 // No coefficient at all: the equation reads 0 = rr.
+                observer.reduced_to_zero(rr);
                 return rr == 0;
             }
             let tz = cr.trailing_zeros();
@@ -354,6 +555,7 @@ impl<S: RibbonSettings> Banding<S> {
                         *self.result_rows.get_unchecked_mut(i) = rr;
                     }
                 }
+                observer.store(i as u32, cr, rr);
                 return true;
             }
             cr ^= cr_at_i;
@@ -361,7 +563,9 @@ impl<S: RibbonSettings> Banding<S> {
                 // SAFETY: as above.
                 rr ^= unsafe { *self.result_rows.get_unchecked(i) };
             }
+            observer.eliminate(i as u32, cr, rr);
             if cr == S::CoeffRow::ZERO {
+                observer.reduced_to_zero(rr);
                 return rr == 0;
             }
             let tz = cr.trailing_zeros();
@@ -405,6 +609,16 @@ pub fn back_subst_block<S: RibbonSettings>(state: &mut [S::CoeffRow], banding: &
 /// "simple" row-major solution of RocksDB's `SimpleBackSubst`), keeping
 /// `result_bits` columns. Mainly a reference for tests and tools.
 pub fn simple_back_subst<S: RibbonSettings>(banding: &Banding<S>, result_bits: u32) -> Vec<u32> {
+    simple_back_subst_observed(banding, result_bits, &mut NoObserver)
+}
+
+/// [`simple_back_subst`], reporting each slot solved to `observer` (see
+/// [`BandingObserver::solve`]).
+pub fn simple_back_subst_observed<S, O>(banding: &Banding<S>, result_bits: u32, observer: &mut O) -> Vec<u32>
+where
+    S: RibbonSettings,
+    O: BandingObserver<S::CoeffRow> + ?Sized,
+{
     let result_bits = result_bits.min(32) as usize;
     let num_slots = banding.num_slots();
     let mut state = vec![S::CoeffRow::ZERO; result_bits];
@@ -421,9 +635,26 @@ pub fn simple_back_subst<S: RibbonSettings>(banding: &Banding<S>, result_bits: u
             *s = tmp;
             sr |= bit << j;
         }
+        observer.solve(i, cr, rr, sr);
         out[i as usize] = sr;
     }
     out
+}
+
+/// The result row a row-major solution (from [`simple_back_subst`]) gives
+/// a key with start `start` and coefficient row `coeff_row`: the XOR of
+/// the solution rows at the slots the coefficients select, as RocksDB's
+/// `SimpleQueryHelper`. A filter query compares its low `r` bits with the
+/// key's result row; a PHSF query returns it. Slots past the end of
+/// `solution` read as zero.
+pub fn simple_query<C: CoeffRow>(solution: &[u32], start: u32, coeff_row: C) -> u32 {
+    (0..C::BITS)
+        .filter(|&k| (coeff_row >> k) & C::ONE != C::ZERO)
+        .map(|k| {
+            let slot = start as usize + k as usize;
+            solution.get(slot).copied().unwrap_or(0)
+        })
+        .fold(0, |acc, row| acc ^ row)
 }
 
 #[cfg(test)]
@@ -475,6 +706,197 @@ mod tests {
         edge_rows::<W64Homogeneous>();
         edge_rows::<Standard128>();
         edge_rows::<Settings<u128, false, true, true>>();
+        edge_rows::<Settings<u8, false, false, false>>();
+        edge_rows::<Settings<u16, true, false, false>>();
+        edge_rows::<Settings<SmallRow<3>, false, false, false>>();
+        edge_rows::<Settings<SmallRow<12>, true, false, false>>();
+        edge_rows::<Settings<SmallRow<12>, false, true, true>>();
+        edge_rows::<Settings<SmallRow<32>, false, false, false>>();
+    }
+
+    /// A deterministic stream of equations for `num_starts` starts.
+    fn equations<C: CoeffRow>(n: usize, num_starts: u32, mut state: u64) -> Vec<Equation<C>> {
+        (0..n)
+            .map(|_| {
+                let h = crate::hash::split_mix64(&mut state);
+                Equation {
+                    start: crate::math::fast_range64_to_u32(h, num_starts),
+                    coeff_row: C::from_u128(u128::from(h.rotate_left(17))),
+                    result_row: (h >> 40) as u32,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_rows_stay_masked() {
+        type R = SmallRow<12>;
+        let mut state = 7;
+        for _ in 0..2000 {
+            let (a, b) = (
+                crate::hash::split_mix64(&mut state) as u32,
+                crate::hash::split_mix64(&mut state) as u32,
+            );
+            let (x, y) = (R::new(a), R::new(b));
+            assert_eq!(x.get(), a & 0xfff);
+            assert_eq!((x ^ y).get(), (a ^ b) & 0xfff);
+            assert_eq!((x & y).get(), a & b & 0xfff);
+            assert_eq!((x | y).get(), (a | b) & 0xfff);
+            assert_eq!((!x).get(), !a & 0xfff);
+            let k = b % 12;
+            assert_eq!((x << k).get(), (a << k) & 0xfff);
+            assert_eq!((x >> k).get(), (a & 0xfff) >> k);
+            assert_eq!(CoeffRow::trailing_zeros(x), (a & 0xfff).trailing_zeros().min(12));
+            assert_eq!(x.parity(), (a & 0xfff).count_ones() & 1);
+            let mut bytes = [0xAAu8; 3];
+            x.store_le(&mut bytes);
+            assert_eq!(bytes[2], 0xAA, "writes ceil(12 / 8) = 2 bytes");
+            assert_eq!(R::load_le(&bytes), x);
+            assert_eq!(R::from_u128(u128::from(a) << 64 | u128::from(a)), x);
+        }
+        assert_eq!(<R as CoeffRow>::BYTES, 2);
+        assert_eq!(CoeffRow::trailing_zeros(R::ZERO), 12);
+        assert_eq!(R::load_le(&[0xff, 0xff]).get(), 0xfff);
+        assert_eq!(SmallRow::<32>::MASK, u32::MAX);
+        assert_eq!(SmallRow::<1>::MASK, 1);
+    }
+
+    /// `SmallRow<8>`/`SmallRow<16>` band and solve exactly as `u8`/`u16`:
+    /// the masked width is the machine width where one exists.
+    fn same_as_machine_word<M: CoeffRow, const W: u32>() {
+        type S<C> = Settings<C, false, false, false>;
+        let num_slots = 6 * W;
+        let (mut a, mut b) = (Banding::<S<M>>::new(), Banding::<S<SmallRow<W>>>::new());
+        a.reset(num_slots);
+        b.reset(num_slots);
+        let eqs = equations::<M>(num_slots as usize * 4 / 5, a.num_starts(), u64::from(W));
+        for eq in &eqs {
+            let mut bits = [0u8; 4];
+            eq.coeff_row.store_le(&mut bits);
+            let small = Equation {
+                start: eq.start,
+                coeff_row: SmallRow::<W>::load_le(&bits),
+                result_row: eq.result_row,
+            };
+            assert_eq!(a.add(*eq), b.add(small));
+        }
+        assert_eq!(simple_back_subst(&a, 32), simple_back_subst(&b, 32));
+    }
+
+    #[test]
+    fn small_rows_band_as_machine_words() {
+        same_as_machine_word::<u8, 8>();
+        same_as_machine_word::<u16, 16>();
+        same_as_machine_word::<u32, 32>();
+    }
+
+    /// Every event, as the viz records them.
+    #[derive(Debug, Default)]
+    struct Recorder<C> {
+        events: Vec<(char, u32, C, u32)>,
+    }
+
+    impl<C: CoeffRow> BandingObserver<C> for Recorder<C> {
+        fn begin(&mut self, eq: &Equation<C>) {
+            self.events.push(('b', eq.start, eq.coeff_row, eq.result_row));
+        }
+        fn eliminate(&mut self, slot: u32, coeff_row: C, result_row: u32) {
+            self.events.push(('e', slot, coeff_row, result_row));
+        }
+        fn store(&mut self, slot: u32, coeff_row: C, result_row: u32) {
+            self.events.push(('s', slot, coeff_row, result_row));
+        }
+        fn reduced_to_zero(&mut self, result_row: u32) {
+            self.events.push(('z', 0, C::ZERO, result_row));
+        }
+        fn solve(&mut self, slot: u32, coeff_row: C, result_row: u32, solution_row: u32) {
+            self.events.push(('v', slot, coeff_row, result_row));
+            self.events.push(('=', slot, coeff_row, solution_row));
+        }
+    }
+
+    /// The events replay the banding: each XOR is with the row stored at
+    /// its slot, each store fills an empty slot with what the banding holds
+    /// afterwards, and back-substitution reports every slot, last first.
+    #[test]
+    fn observed_events_replay_the_banding() {
+        type S = Settings<SmallRow<12>, true, false, false>;
+        for seed in 0..40u64 {
+            let mut banding = Banding::<S>::new();
+            banding.reset(64);
+            let mut unobserved = banding.clone();
+            let mut rec = Recorder::default();
+            let mut replay: Vec<Option<(SmallRow<12>, u32)>> = vec![None; 64];
+            let mut eqs = equations::<SmallRow<12>>(48, banding.num_starts(), seed);
+            for eq in &mut eqs {
+                eq.coeff_row |= SmallRow::ONE;
+            }
+            for eq in &eqs {
+                rec.events.clear();
+                let ok = banding.add_observed(*eq, &mut rec);
+                assert_eq!(ok, unobserved.add(*eq));
+                let (mut slot, mut cr, mut rr) = (eq.start, eq.coeff_row, eq.result_row);
+                assert_eq!(rec.events[0], ('b', slot, cr, rr));
+                let last = rec.events.len() - 1;
+                for (n, &(kind, at, row, res)) in rec.events.iter().enumerate().skip(1) {
+                    match kind {
+                        'e' => {
+                            assert_eq!(at, slot);
+                            let (pc, pr) = replay[at as usize].expect("XOR with an occupied slot");
+                            assert_eq!((row, res), (cr ^ pc, rr ^ pr));
+                            (cr, rr) = (row, res);
+                            if cr != SmallRow::ZERO {
+                                let tz = CoeffRow::trailing_zeros(cr);
+                                (slot, cr) = (slot + tz, cr >> tz);
+                            }
+                        }
+                        's' => {
+                            assert_eq!(n, last);
+                            assert!(ok && replay[at as usize].is_none());
+                            assert_eq!((at, row, res), (slot, cr, rr));
+                            replay[at as usize] = Some((row, res));
+                        }
+                        'z' => {
+                            assert_eq!(n, last);
+                            assert_eq!((cr, res == 0), (SmallRow::ZERO, ok));
+                        }
+                        other => panic!("unexpected event {other}"),
+                    }
+                }
+                if !ok {
+                    break;
+                }
+            }
+            for (i, r) in replay.iter().enumerate() {
+                assert_eq!(banding.load_row(i as u32, false), r.unwrap_or_default());
+            }
+            if eqs.iter().all(|eq| Banding::<S>::add(&mut banding.clone(), *eq)) {
+                rec.events.clear();
+                let solution = simple_back_subst_observed(&banding, 1, &mut rec);
+                assert_eq!(solution, simple_back_subst(&banding, 1));
+                let solved: Vec<(u32, u32)> = rec
+                    .events
+                    .iter()
+                    .filter(|e| e.0 == '=')
+                    .map(|e| (e.1, e.3))
+                    .collect();
+                let expected: Vec<(u32, u32)> = (0..64).rev().map(|i| (i, solution[i as usize])).collect();
+                assert_eq!(solved, expected);
+                for eq in &eqs {
+                    assert_eq!(
+                        simple_query(&solution, eq.start, eq.coeff_row) & 1,
+                        eq.result_row & 1
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn simple_query_reads_zero_past_the_end() {
+        assert_eq!(simple_query(&[1, 2, 4], 1, 0b111u32), 6);
+        assert_eq!(simple_query(&[1, 2, 4], 0, 0b101u8), 5);
+        assert_eq!(simple_query::<u16>(&[], 9, 0xffff), 0);
     }
 
     #[test]

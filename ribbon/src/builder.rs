@@ -134,6 +134,51 @@ impl FilterBuilder {
         }
     }
 
+    /// The 64-bit hash entries collected so far, in order (empty for the
+    /// legacy Bloom, whose entries are 32-bit). RocksDB's builders checksum
+    /// these as they are added (`detect_filter_construct_corruption`) and
+    /// keep them to re-read the finished filter (`MaybePostVerify`).
+    pub fn hash_entries(&self) -> &[u64] {
+        match &self.hashes {
+            Hashes::Xxph3(e) => &e.hashes,
+            Hashes::Legacy(_) => &[],
+        }
+    }
+
+    /// The slots [`finish`](Self::finish) would band the current entries
+    /// into: non-zero only for a Ribbon filter that will try banding (not
+    /// for zero keys, nor when it falls back to Bloom for its size or key
+    /// count). RocksDB charges that banding to the block cache first
+    /// (`Standard128RibbonBitsBuilder::Finish`).
+    pub fn ribbon_banding_slots(&self) -> u32 {
+        match (&self.hashes, self.kind) {
+            (
+                Hashes::Xxph3(e),
+                FilterKind::Standard128Ribbon {
+                    desired_one_in_fp_rate,
+                    bloom,
+                },
+            ) if !e.hashes.is_empty() => {
+                let entropy = standard128::entropy(&e.hashes);
+                standard128::space_and_slots(e.hashes.len(), desired_one_in_fp_rate, entropy, |n| {
+                    bloom.calculate_space(n)
+                })
+                .1
+            }
+            _ => 0,
+        }
+    }
+
+    /// As [`finish`](Self::finish), except that a Ribbon builder builds its
+    /// Bloom fall-back whatever the sizes, as RocksDB does when the block
+    /// cache refuses the banding's reservation. Other kinds: `finish`.
+    pub fn finish_bloom_fallback(&mut self) -> Vec<u8> {
+        match (&mut self.hashes, self.kind) {
+            (Hashes::Xxph3(e), FilterKind::Standard128Ribbon { bloom, .. }) => bloom.build(&e.take()),
+            _ => self.finish(),
+        }
+    }
+
     /// Builds the filter block contents and resets the builder for reuse.
     /// Zero keys give the empty filter, which matches nothing.
     pub fn finish(&mut self) -> Vec<u8> {

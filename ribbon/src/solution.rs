@@ -27,7 +27,7 @@
 //! Internal to the formats (see the crate docs): public for tests, tools
 //! and experiments; its API may change with any release.
 
-use crate::alg::{back_subst_block, Banding, CoeffRow, RibbonSettings};
+use crate::alg::{Banding, CoeffRow, RibbonSettings};
 use crate::arch;
 use crate::batch::answer_in_batches;
 use crate::standard::Hasher;
@@ -127,30 +127,93 @@ impl<S: RibbonSettings> InterleavedLayout<S> {
     /// `data_len()` bytes. Precondition: `banding.num_starts()` equals
     /// `self.num_starts()`.
     pub fn back_subst(&self, banding: &Banding<S>, out: &mut [u8]) {
-        let w = S::CoeffRow::BITS;
-        let bytes = S::CoeffRow::BYTES;
-        let num_blocks = self.num_blocks();
-        let mut num_columns = self.upper_num_columns;
-        if num_columns == 0 {
+        let mut state = BackSubstState::default();
+        self.back_subst_blocks(
+            &mut state,
+            0..self.num_blocks(),
+            |i| banding.load_row(i, true),
+            out,
+        );
+    }
+
+    /// Back-substitutes the blocks `blocks` (block `b` holds slots `b * w ..
+    /// (b + 1) * w`), from the last down to the first, writing their segments
+    /// into `out` (which must hold at least `data_len()` bytes). `row(i)` is
+    /// the banding's row at slot `i`, `(coeff_row, result_row)`, zero for an
+    /// empty slot; `state` carries the solution of the slots above the range
+    /// between calls, so that calls over consecutive ranges, highest range
+    /// first and starting from [`BackSubstState::default`], write what
+    /// [`back_subst`](Self::back_subst) writes in one call. Blocks past
+    /// `num_blocks()` are ignored.
+    pub fn back_subst_blocks(
+        &self,
+        state: &mut BackSubstState<S>,
+        blocks: core::ops::Range<u32>,
+        row: impl Fn(u32) -> (S::CoeffRow, u32),
+        out: &mut [u8],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if arch::x86_64::popcnt_detected() {
+            // SAFETY: the CPU has POPCNT, just checked.
+            unsafe { self.back_subst_blocks_popcnt(state, blocks, row, out) };
             return;
         }
-        let mut state = [S::CoeffRow::ZERO; 32];
-        let mut block = num_blocks;
-        let mut segment = self.num_segments as usize;
-        while block > self.upper_start_block {
-            block -= 1;
-            back_subst_block(&mut state[..num_columns as usize], banding, block * w);
-            segment -= num_columns as usize;
-            for (i, s) in state[..num_columns as usize].iter().enumerate() {
-                s.store_le(&mut out[(segment + i) * bytes..]);
-            }
+        self.back_subst_blocks_portable(state, blocks, row, out);
+    }
+
+    /// [`back_subst_blocks`](Self::back_subst_blocks) compiled with POPCNT
+    /// (the parities are most of the work; the x86-64 baseline computes
+    /// them with shifts and masks).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    unsafe fn back_subst_blocks_popcnt(
+        &self,
+        state: &mut BackSubstState<S>,
+        blocks: core::ops::Range<u32>,
+        row: impl Fn(u32) -> (S::CoeffRow, u32),
+        out: &mut [u8],
+    ) {
+        self.back_subst_blocks_portable(state, blocks, row, out);
+    }
+
+    #[inline(always)]
+    fn back_subst_blocks_portable(
+        &self,
+        state: &mut BackSubstState<S>,
+        blocks: core::ops::Range<u32>,
+        row: impl Fn(u32) -> (S::CoeffRow, u32),
+        out: &mut [u8],
+    ) {
+        let w = S::CoeffRow::BITS;
+        let bytes = S::CoeffRow::BYTES;
+        let upper = self.upper_num_columns;
+        if upper == 0 {
+            return;
         }
-        num_columns -= 1;
-        while block > 0 {
-            block -= 1;
-            back_subst_block(&mut state[..num_columns as usize], banding, block * w);
-            segment -= num_columns as usize;
-            for (i, s) in state[..num_columns as usize].iter().enumerate() {
+        let end = blocks.end.min(self.num_blocks());
+        for block in (blocks.start..end).rev() {
+            let num_columns = if block < self.upper_start_block {
+                upper - 1
+            } else {
+                upper
+            } as usize;
+            let columns = &mut state.0[..num_columns];
+            for i in (block * w..block * w + w).rev() {
+                let (cr, rr) = row(i);
+                for (j, s) in columns.iter_mut().enumerate() {
+                    let mut tmp = *s << 1;
+                    if ((tmp & cr).parity() ^ (rr >> j)) & 1 != 0 {
+                        tmp |= S::CoeffRow::ONE;
+                    }
+                    *s = tmp;
+                }
+            }
+            let segment = (block * upper - block.min(self.upper_start_block)) as usize;
+            for (i, s) in columns.iter().enumerate() {
                 s.store_le(&mut out[(segment + i) * bytes..]);
             }
         }
@@ -274,6 +337,18 @@ fn pow_half(n: u32) -> f64 {
     0.5f64.powf(f64::from(n))
 }
 
+/// The solution columns of the `w` slots above the blocks back-substituted
+/// so far (one `w`-bit window per result column), carried between calls of
+/// [`InterleavedLayout::back_subst_blocks`].
+#[derive(Debug, Clone, Copy)]
+pub struct BackSubstState<S: RibbonSettings>([S::CoeffRow; 32]);
+
+impl<S: RibbonSettings> Default for BackSubstState<S> {
+    fn default() -> Self {
+        Self([S::CoeffRow::ZERO; 32])
+    }
+}
+
 /// Where one query reads in an interleaved solution.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct QuerySite {
@@ -369,5 +444,49 @@ fn internal_bytes_for_fp_rate<S: RibbonSettings>(
         // An FP rate of 1 or more needs no columns, but a solution without
         // zero starts keeps one segment.
         bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alg::Standard128;
+    use crate::hash::split_mix64;
+    use crate::standard::band_with_seeds;
+
+    /// The dispatched back-substitution (POPCNT where the CPU has it) writes
+    /// what the portable one writes, in one call or range by range.
+    #[test]
+    fn every_back_substitution_writes_the_same_bytes() {
+        let mut state = 3u64;
+        let mut keys: Vec<u64> = (0..3000).map(|_| split_mix64(&mut state)).collect();
+        let num_slots = 3200;
+        let (_, banding) = band_with_seeds::<Standard128>(&mut keys, num_slots, 0..8).unwrap();
+        for len in [
+            num_slots as usize + 5,
+            num_slots as usize * 3 / 2,
+            num_slots as usize * 4,
+        ] {
+            let layout = InterleavedLayout::<Standard128>::for_num_slots(num_slots, len);
+            let row = |i| banding.load_row(i, true);
+            let mut whole = vec![0u8; len];
+            layout.back_subst(&banding, &mut whole);
+            let mut portable = vec![0u8; len];
+            layout.back_subst_blocks_portable(
+                &mut BackSubstState::default(),
+                0..layout.num_blocks(),
+                row,
+                &mut portable,
+            );
+            assert_eq!(whole, portable);
+            let mut pieces = vec![0u8; len];
+            let mut st = BackSubstState::default();
+            let nb = layout.num_blocks();
+            for r in [(nb - 3)..nb, 7..(nb - 3), 0..7] {
+                layout.back_subst_blocks(&mut st, r, row, &mut pieces);
+            }
+            assert_eq!(whole, pieces);
+            assert!(whole.iter().any(|&b| b != 0));
+        }
     }
 }

@@ -18,6 +18,8 @@ use crate::alg::{Banding, CoeffRow, Equation, RibbonSettings};
 use crate::math::fast_range64_to_u32;
 use core::marker::PhantomData;
 
+pub mod segmented;
+
 const COEFF_AND_RESULT_FACTOR: u64 = 0xc28f_8282_2b65_0bed;
 const ALT_COEFF_FACTOR1: u64 = 0x876f_170b_e4f1_fcb9;
 const ALT_COEFF_FACTOR2: u64 = 0xf043_3a4a_ecda_4c5f;

@@ -28,7 +28,7 @@ use crate::alg::Banding;
 pub use crate::alg::Standard128;
 use crate::config::{BandingConfig, ConstructionFailureChance};
 use crate::solution::{self, InterleavedLayout};
-use crate::standard::{band_with_seeds, Hasher};
+use crate::standard::{band_with_seeds, segmented, Hasher};
 use crate::trailer::{self, Marker, Parsed};
 pub use crate::trailer::{METADATA_LEN, RIBBON_MARKER};
 
@@ -179,16 +179,24 @@ pub fn build(
     if num_slots == 0 {
         return Err(hashes);
     }
-    let start = start_seed(&hashes);
-    let Some((seed, banding)) = find_seed(&mut hashes, num_slots, start) else {
-        return Err(hashes);
-    };
-    drop(hashes);
-    let mut buf = vec![0u8; len_with_metadata];
+    let start = start_seed(&hashes) & 255;
     // RocksDB lays the solution out over the whole buffer, metadata included;
     // the 5 extra bytes never make a whole segment.
     let layout = InterleavedLayout::<Standard128>::for_num_slots(num_slots, len_with_metadata);
-    layout.back_subst(&banding, &mut buf);
+    let (seed, mut buf) = if num_slots >= segmented::MIN_SLOTS {
+        // Large filters: bounded memory (the hashes, part of the banding
+        // and the filter), see `segmented`.
+        let seeds = (0..256).map(|i| (start + i) & 255);
+        segmented::build(hashes, num_slots, seeds, &layout, len_with_metadata)?
+    } else {
+        let Some((seed, banding)) = find_seed(&mut hashes, num_slots, start) else {
+            return Err(hashes);
+        };
+        drop(hashes);
+        let mut buf = vec![0u8; len_with_metadata];
+        layout.back_subst(&banding, &mut buf);
+        (seed, buf)
+    };
     let t = len_with_metadata - METADATA_LEN;
     // The seed search tries ordinals 0..=255, and at most
     // `MAX_RIBBON_ENTRIES` keys need fewer than 2^24 blocks.

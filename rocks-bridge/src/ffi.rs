@@ -52,6 +52,20 @@ pub(crate) mod bridge {
         reason: TableFileCreationReason,
         level_at_creation: i32,
         optimize_filters_for_memory: bool,
+        /// `BlockBasedTableOptions::detect_filter_construct_corruption`.
+        detect_filter_construct_corruption: bool,
+    }
+
+    /// A finished filter and what C++ needs to replay RocksDB's cache
+    /// charging and statuses around it.
+    struct FinishedFilter {
+        /// The filter block contents (empty: the always-false filter).
+        filter: Vec<u8>,
+        /// It is a Standard128 Ribbon filter (else, when not empty, a Bloom).
+        ribbon: bool,
+        /// The hash entries still had the checksum taken as they were added
+        /// (always true without `detect_filter_construct_corruption`).
+        entries_intact: bool,
     }
 
     /// A Rust policy id in parts: `name` + `bits_suffix` [+ `:level`].
@@ -76,7 +90,10 @@ pub(crate) mod bridge {
         fn add_key(self: &mut RustBuilder, key: &[u8]);
         fn add_key_and_alt(self: &mut RustBuilder, key: &[u8], alt: &[u8]);
         fn estimate_entries_added(self: &RustBuilder) -> usize;
-        fn finish(self: &mut RustBuilder) -> Vec<u8>;
+        fn is_xxph3(self: &RustBuilder) -> bool;
+        fn banding_bytes(self: &RustBuilder) -> usize;
+        fn finish(self: &mut RustBuilder, bloom_fallback: bool) -> FinishedFilter;
+        fn post_verify(self: &mut RustBuilder, filter: &[u8]) -> bool;
         fn calculate_space(self: &RustBuilder, num_entries: usize) -> usize;
         fn approximate_num_entries(self: &RustBuilder, bytes: usize) -> usize;
         fn estimated_fp_rate(self: &RustBuilder, num_entries: usize, bytes: usize) -> f64;
@@ -160,7 +177,7 @@ impl From<policy::CreationReason> for bridge::TableFileCreationReason {
     }
 }
 
-fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
+pub(crate) fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
     policy::BuildContext {
         format_version: ctx.format_version,
         compaction_style: match ctx.compaction_style {
@@ -177,9 +194,22 @@ fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
 
 /// A filter builder for RocksDB; `None` inside when the policy writes no
 /// filter for this file, or when it failed (then its filter is always-true).
+///
+/// With `detect_filter_construct_corruption` (FastLocalBloom and Ribbon
+/// only, as in RocksDB's `XXPH3FilterBitsBuilder`) it keeps an XOR checksum
+/// of the hash entries, taken as each is added, checks it against the
+/// entries the filter is built from, and keeps those entries until
+/// [`RustBuilder::post_verify`] has queried the finished filter for each.
 pub struct RustBuilder {
     inner: Option<FilterBuilder>,
     failed: bool,
+    detect: bool,
+    /// XOR of the hash entries added since the last finish.
+    checksum: u64,
+    /// Entries already folded into `checksum`.
+    checksummed: usize,
+    /// The entries of the last filter, for `post_verify`.
+    kept: Vec<u64>,
 }
 
 fn new_builder(policy_id: &str, ctx: &bridge::BuildContext) -> Box<RustBuilder> {
@@ -187,7 +217,38 @@ fn new_builder(policy_id: &str, ctx: &bridge::BuildContext) -> Box<RustBuilder> 
         catch_unwind(|| parse_rust_policy(policy_id).and_then(|p| FilterBuilder::new(&p, &to_context(ctx))))
             .ok()
             .flatten();
-    Box::new(RustBuilder { inner, failed: false })
+    let detect = ctx.detect_filter_construct_corruption && inner.as_ref().is_some_and(is_xxph3_kind);
+    Box::new(RustBuilder {
+        inner,
+        failed: false,
+        detect,
+        checksum: 0,
+        checksummed: 0,
+        kept: Vec::new(),
+    })
+}
+
+/// FastLocalBloom and Ribbon: RocksDB's builders over 64-bit hash entries,
+/// the ones that charge the block cache and detect construction corruption
+/// (the legacy Bloom does neither).
+fn is_xxph3_kind(b: &FilterBuilder) -> bool {
+    !matches!(b.kind(), policy::FilterKind::LegacyBloom(_))
+}
+
+/// RocksDB's `StandardBanding::EstimateMemoryUsage` for Standard128 Ribbon
+/// (`util/ribbon_impl.h`): a 128-bit coefficient row and a 32-bit result
+/// row per slot.
+const BANDING_BYTES_PER_SLOT: usize = 16 + 4;
+
+thread_local! {
+    static CORRUPT_HASH_ENTRIES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Test-only fault injection (see [`crate::testing`]): while on, every
+/// filter this thread finishes with `detect_filter_construct_corruption`
+/// has a hash entry corrupted after the checksum was taken.
+pub(crate) fn set_corrupt_hash_entries(on: bool) {
+    CORRUPT_HASH_ENTRIES.with(|c| c.set(on));
 }
 
 impl RustBuilder {
@@ -203,14 +264,33 @@ impl RustBuilder {
             }
         }
     }
+    /// Folds the entries added since the last call into the checksum, as
+    /// RocksDB's `AddHash` does for each entry it adds.
+    fn checksum_new_entries(&mut self) {
+        if !self.detect {
+            return;
+        }
+        if let Some(b) = self.inner.as_ref() {
+            let entries = b.hash_entries();
+            for &h in entries.get(self.checksummed..).unwrap_or(&[]) {
+                self.checksum ^= h;
+            }
+            self.checksummed = entries.len();
+        }
+    }
     fn builds_filter(&self) -> bool {
         self.inner.is_some()
     }
+    fn is_xxph3(&self) -> bool {
+        self.inner.as_ref().is_some_and(is_xxph3_kind)
+    }
     fn add_key(&mut self, key: &[u8]) {
-        self.guarded((), |b| b.add_key(key))
+        self.guarded((), |b| b.add_key(key));
+        self.checksum_new_entries();
     }
     fn add_key_and_alt(&mut self, key: &[u8], alt: &[u8]) {
-        self.guarded((), |b| b.add_key_and_alt(key, alt))
+        self.guarded((), |b| b.add_key_and_alt(key, alt));
+        self.checksum_new_entries();
     }
     fn estimate_entries_added(&self) -> usize {
         let b = self.inner.as_ref();
@@ -219,13 +299,71 @@ impl RustBuilder {
         }))
         .unwrap_or(0)
     }
-    fn finish(&mut self) -> Vec<u8> {
+    /// The bytes RocksDB's Ribbon builder charges to the block cache for
+    /// banding the current entries; 0 when finishing would not band.
+    fn banding_bytes(&self) -> usize {
+        let b = self.inner.as_ref();
+        catch_unwind(AssertUnwindSafe(|| {
+            b.map_or(0, |b| b.ribbon_banding_slots() as usize * BANDING_BYTES_PER_SLOT)
+        }))
+        .unwrap_or(0)
+    }
+    /// Builds the filter (its Bloom fall-back when `bloom_fallback`) and
+    /// resets the builder; with detection on, checks the entries built from
+    /// against the checksum and keeps them for `post_verify`.
+    fn finish(&mut self, bloom_fallback: bool) -> bridge::FinishedFilter {
         FILTERS_BUILT.fetch_add(1, Relaxed);
-        let out = self.guarded(ALWAYS_TRUE.to_vec(), |b| b.finish());
-        if std::mem::take(&mut self.failed) {
-            return ALWAYS_TRUE.to_vec();
+        self.kept = Vec::new();
+        let mut entries_intact = true;
+        if self.detect {
+            if let Some(b) = self.inner.as_mut() {
+                let first = b.hash_entries().first().copied();
+                if let (Some(first), true) = (first, CORRUPT_HASH_ENTRIES.with(std::cell::Cell::get)) {
+                    // An entry the checksum never saw: RocksDB's test flips
+                    // bit 0 of the first entry in place.
+                    b.add_key_hash(first ^ 1);
+                }
+                self.kept = b.hash_entries().to_vec();
+                entries_intact = self.kept.iter().fold(0, |x, h| x ^ h) == self.checksum;
+            }
         }
-        out
+        self.checksum = 0;
+        self.checksummed = 0;
+        let filter = self.guarded(ALWAYS_TRUE.to_vec(), |b| {
+            if bloom_fallback {
+                b.finish_bloom_fallback()
+            } else {
+                b.finish()
+            }
+        });
+        let filter = if std::mem::take(&mut self.failed) {
+            self.kept = Vec::new();
+            ALWAYS_TRUE.to_vec()
+        } else {
+            filter
+        };
+        if !entries_intact {
+            self.kept = Vec::new();
+        }
+        let ribbon = ribbon::trailer::marker(&filter) == Some(ribbon::trailer::Marker::Standard128Ribbon);
+        bridge::FinishedFilter {
+            filter,
+            ribbon,
+            entries_intact,
+        }
+    }
+    /// RocksDB's `MaybePostVerify`: every kept hash entry must match the
+    /// finished filter. Releases the kept entries.
+    fn post_verify(&mut self, filter: &[u8]) -> bool {
+        let kept = std::mem::take(&mut self.kept);
+        if !self.detect {
+            return true;
+        }
+        catch_unwind(|| {
+            let reader = FilterReader::new(filter);
+            kept.iter().all(|&h| reader.may_match_hash(h))
+        })
+        .unwrap_or(false)
     }
     fn calculate_space(&self, num_entries: usize) -> usize {
         let b = self.inner.as_ref();
@@ -279,19 +417,8 @@ impl RustReader {
     /// Each `(addresses[i], lengths[i])` is a readable byte range that stays
     /// valid for the call (C++ passes the `Slice`s of RocksDB's batch).
     unsafe fn may_match_batch(&self, addresses: &[usize], lengths: &[usize], out: &mut [u8]) {
-        let keys: Vec<&[u8]> = addresses
-            .iter()
-            .zip(lengths)
-            .map(|(&a, &l)| {
-                if l == 0 {
-                    &[][..]
-                } else {
-                    // SAFETY: per this function's contract, `a..a + l` is a
-                    // live, readable byte range for the duration of the call.
-                    unsafe { std::slice::from_raw_parts(a as *const u8, l) }
-                }
-            })
-            .collect();
+        // SAFETY: forwarded from this function's contract.
+        let keys = unsafe { keys_from_raw(addresses, lengths) };
         match catch_unwind(|| self.reader.may_match_many(&keys)) {
             Ok(answers) => {
                 for (o, m) in out.iter_mut().zip(answers) {
@@ -301,4 +428,25 @@ impl RustReader {
             Err(_) => out.fill(1),
         }
     }
+}
+
+/// The keys of a batch C++ passes as (address, length) pairs.
+///
+/// # Safety
+/// Each `(addresses[i], lengths[i])` is a readable byte range that stays
+/// valid for the lifetime the caller gives the result.
+pub(crate) unsafe fn keys_from_raw<'a>(addresses: &[usize], lengths: &[usize]) -> Vec<&'a [u8]> {
+    addresses
+        .iter()
+        .zip(lengths)
+        .map(|(&a, &l)| {
+            if l == 0 {
+                &[][..]
+            } else {
+                // SAFETY: per this function's contract, `a..a + l` is a
+                // live, readable byte range for `'a`.
+                unsafe { std::slice::from_raw_parts(a as *const u8, l) }
+            }
+        })
+        .collect()
 }

@@ -33,6 +33,7 @@
 //! ```
 
 #![warn(missing_docs)]
+pub mod custom;
 mod ffi;
 
 /// RocksDB's `TableFileCreationReason`, declared once for every cxx bridge
@@ -110,6 +111,26 @@ pub fn counters() -> Counters {
     Counters {
         filters_built: ffi::FILTERS_BUILT.load(Relaxed),
         readers_created: ffi::READERS_CREATED.load(Relaxed),
+    }
+}
+
+/// Fault injection for tests of `detect_filter_construct_corruption`.
+///
+/// RocksDB injects construction corruptions through test sync points, which
+/// release builds compile out; these hooks inject the same corruption into
+/// the Rust policy's builders. They cost one thread-local read per filter
+/// finished with detection on, and nothing otherwise.
+pub mod testing {
+    /// While `on`, every filter this thread finishes with
+    /// `detect_filter_construct_corruption` gets one hash entry that its
+    /// checksum never saw (bit 0 of the first entry flipped, added before
+    /// building), as RocksDB's `XXPH3FilterBitsBuilder::Finish::TamperHashEntries`
+    /// sync point corrupts the entries. The build then fails with RocksDB's
+    /// `Corruption: Filter's hash entries checksum mismatched`. Filters are
+    /// finished on the thread that writes the table: the caller's for an
+    /// `SstFileWriter`, a background thread for flushes and compactions.
+    pub fn corrupt_hash_entries_on_this_thread(on: bool) {
+        crate::ffi::set_corrupt_hash_entries(on);
     }
 }
 

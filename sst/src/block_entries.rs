@@ -145,6 +145,7 @@ impl<'a> EntryIter<'a> {
     }
 
     /// Advances to the next entry; `Ok(false)` at the end of the block.
+    #[inline]
     pub fn advance(&mut self) -> Result<bool, Error> {
         if self.pos >= self.layout.keys_end {
             return Ok(false);
@@ -160,7 +161,26 @@ impl<'a> EntryIter<'a> {
         Ok(true)
     }
 
+    #[inline]
     fn read_header(&self) -> Result<EntryHeader, Error> {
+        // The common case (RocksDB's `DecodeEntry` fast path): three
+        // one-byte varints and no value offset.
+        if self.format == ValueFormat::Plain && self.layout.values_section.is_none() {
+            if let Some(&[shared, non_shared, value_len]) = self.data[..self.layout.keys_end]
+                .get(self.pos..self.pos + 3)
+                .and_then(|b| <&[u8; 3]>::try_from(b).ok())
+            {
+                if (shared | non_shared | value_len) < 0x80 {
+                    return Ok(EntryHeader {
+                        shared: usize::from(shared),
+                        non_shared: usize::from(non_shared),
+                        value_len: Some(usize::from(value_len)),
+                        value_offset: None,
+                        key_start: self.pos + 3,
+                    });
+                }
+            }
+        }
         let mut r = Reader::new(&self.data[self.pos..self.layout.keys_end]);
         let shared = self.varint(&mut r, "shared key length")?;
         let non_shared = self.varint(&mut r, "key length")?;
@@ -184,6 +204,7 @@ impl<'a> EntryIter<'a> {
     }
 
     /// Rebuilds the key from the previous one; returns where its bytes end.
+    #[inline]
     fn read_key(&mut self, h: &EntryHeader) -> Result<usize, Error> {
         if h.shared > self.key.len() {
             return Err(self.bad("key shares more bytes than the previous key has"));
@@ -201,6 +222,7 @@ impl<'a> EntryIter<'a> {
 
     /// A length-prefixed value after the key, or in the values section;
     /// returns where the next entry starts.
+    #[inline]
     fn read_plain_value(
         &mut self,
         len: usize,

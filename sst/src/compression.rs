@@ -117,6 +117,15 @@ impl Ctx<'_> {
         Ok(declared as usize)
     }
 
+    /// Checks that a decoder wrote the declared size into a buffer of
+    /// exactly that size.
+    fn check_written(&self, written: usize, declared: usize) -> Result<(), Error> {
+        if written == declared {
+            return Ok(());
+        }
+        Err(self.err(format!("size mismatch: declared {declared}, got {written}")))
+    }
+
     /// Checks that the output has the declared size.
     fn check_output(&self, out: Vec<u8>, declared: usize) -> Result<Vec<u8>, Error> {
         if out.len() == declared {
@@ -158,44 +167,91 @@ pub fn decompress_with_dict(
     budget: &mut ReadBudget,
     dict: &[u8],
 ) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
+    decompress_into(
+        type_byte,
+        data,
+        format_version,
+        block,
+        offset,
+        budget,
+        dict,
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+/// [`decompress_with_dict`] into `out` (its contents replaced), so that a
+/// walk over many blocks reuses one buffer: Snappy and LZ4 blocks, the
+/// common types, are decoded in place without allocating once `out` has
+/// grown to the largest block. On error `out` holds no meaningful bytes.
+#[allow(clippy::too_many_arguments)]
+pub fn decompress_into(
+    type_byte: u8,
+    data: &[u8],
+    format_version: u32,
+    block: &BlockKind,
+    offset: u64,
+    budget: &mut ReadBudget,
+    dict: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     let ctx = Ctx {
         block,
         offset,
         compression: name(type_byte),
     };
     let mut run = || match type_byte {
-        0x01 => snappy(&ctx, data, budget),
+        0x01 => snappy(&ctx, data, budget, out),
+        0x04 | 0x05 => lz4(&ctx, data, format_version, budget, dict, out),
+        _ => {
+            *out = decompress_other(&ctx, type_byte, data, format_version, budget, dict)?;
+            Ok(())
+        }
+    };
+    // The libraries are pure Rust and fuzzed; should one panic on hostile
+    // input anyway, report corruption rather than abort the caller.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut run))
+        .unwrap_or_else(|_| Err(ctx.err("the decompressor rejected the data")))
+}
+
+/// The types [`decompress_into`] does not decode in place.
+fn decompress_other(
+    ctx: &Ctx<'_>,
+    type_byte: u8,
+    data: &[u8],
+    format_version: u32,
+    budget: &mut ReadBudget,
+    dict: &[u8],
+) -> Result<Vec<u8>, Error> {
+    let (block, offset) = (ctx.block, ctx.offset);
+    match type_byte {
         // Raw deflate.
         0x02 if dict.is_empty() => streamed(
-            &ctx,
+            ctx,
             data,
             format_version,
             budget,
             DEFLATE_MAX_RATIO,
             flate2::read::DeflateDecoder::new,
         ),
-        0x02 => zlib_with_dict(&ctx, data, format_version, budget, dict),
+        0x02 => zlib_with_dict(ctx, data, format_version, budget, dict),
         // BZip2 (`BZip2_DecompressBlock`; no dictionary).
         0x03 => streamed(
-            &ctx,
+            ctx,
             data,
             format_version,
             budget,
             BZIP2_MAX_RATIO,
             bzip2::read::BzDecoder::new,
         ),
-        0x04 | 0x05 => lz4(&ctx, data, format_version, budget, dict),
-        0x07 | 0x40 => zstd(&ctx, data, budget, dict),
+        0x07 | 0x40 => zstd(ctx, data, budget, dict),
         _ => Err(Error::UnsupportedCompression {
             block: block.clone(),
             offset,
             type_byte,
         }),
-    };
-    // The libraries are pure Rust and fuzzed; should one panic on hostile
-    // input anyway, report corruption rather than abort the caller.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut run))
-        .unwrap_or_else(|_| Err(ctx.err("the decompressor rejected the data")))
+    }
 }
 
 /// The varint size prefix of compress_format_version 2.
@@ -209,16 +265,22 @@ fn varint_size<'a>(ctx: &Ctx<'_>, data: &'a [u8]) -> Result<(u64, &'a [u8]), Err
     Ok((size, r.remaining()))
 }
 
-fn snappy(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget) -> Result<Vec<u8>, Error> {
+/// Sizes `out` to `len` bytes for a decoder to overwrite (only the bytes
+/// beyond its current length are zeroed).
+fn output_buffer(out: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    out.truncate(len);
+    out.resize(len, 0);
+    out
+}
+
+fn snappy(ctx: &Ctx<'_>, data: &[u8], budget: &mut ReadBudget, out: &mut Vec<u8>) -> Result<(), Error> {
     let declared = snap::raw::decompress_len(data).map_err(|e| ctx.err(e.to_string()))?;
     let len = ctx.check_size(declared as u64, data.len(), SNAPPY_MAX_RATIO)?;
     budget.charge(len as u64, ctx.block, ctx.offset)?;
-    let mut out = vec![0u8; len];
     let n = snap::raw::Decoder::new()
-        .decompress(data, &mut out)
+        .decompress(data, output_buffer(out, len))
         .map_err(|e| ctx.err(e.to_string()))?;
-    out.truncate(n);
-    ctx.check_output(out, len)
+    ctx.check_written(n, len)
 }
 
 /// The framing of zlib and BZip2: the varint size from format_version 2
@@ -355,7 +417,8 @@ fn lz4(
     format_version: u32,
     budget: &mut ReadBudget,
     dict: &[u8],
-) -> Result<Vec<u8>, Error> {
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     let (declared, payload) = if format_version >= 2 {
         varint_size(ctx, data)?
     } else {
@@ -366,17 +429,16 @@ fn lz4(
     };
     let len = ctx.check_size(declared, payload.len(), LZ4_MAX_RATIO)?;
     budget.charge(len as u64, ctx.block, ctx.offset)?;
-    let mut out = vec![0u8; len];
+    let out = output_buffer(out, len);
     let n = if dict.is_empty() {
-        lz4_flex::block::decompress_into(payload, &mut out)
+        lz4_flex::block::decompress_into(payload, out)
     } else {
         // LZ4 reaches back at most 64 KiB.
         let history = &dict[dict.len().saturating_sub(64 << 10)..];
-        lz4_flex::block::decompress_into_with_dict(payload, &mut out, history)
+        lz4_flex::block::decompress_into_with_dict(payload, out, history)
     }
     .map_err(|e| ctx.err(e.to_string()))?;
-    out.truncate(n);
-    ctx.check_output(out, len)
+    ctx.check_written(n, len)
 }
 
 /// The entropy tables and repeat offsets of a ZSTD dictionary with no
@@ -550,6 +612,31 @@ mod tests {
         let mut legacy = (text.len() as u64).to_le_bytes().to_vec();
         legacy.extend(lz4_flex::block::compress(&text));
         assert_eq!(ok(4, &legacy, 1).unwrap(), text);
+    }
+
+    /// One buffer reused across blocks of both types and of shrinking and
+    /// growing sizes holds exactly each block's bytes; a block that fails
+    /// is an error.
+    #[test]
+    fn decompress_into_reuses_one_buffer() {
+        let mut out = b"stale bytes from an earlier, longer block".repeat(50);
+        for n in [700usize, 35, 2000, 1] {
+            let text: Vec<u8> = (0..n).map(|i| (i % 13) as u8).collect();
+            let s = snap::raw::Encoder::new().compress_vec(&text).unwrap();
+            let mut l = Vec::new();
+            put_varint64(&mut l, text.len() as u64);
+            l.extend(lz4_flex::block::compress(&text));
+            for (t, data) in [(1u8, &s), (4, &l)] {
+                let mut budget = ReadBudget::with_limit(1 << 20);
+                decompress_into(t, data, 7, &BlockKind::Data, 0, &mut budget, &[], &mut out).unwrap();
+                assert_eq!(out, text, "type {t}, {n} bytes");
+            }
+        }
+        let mut budget = ReadBudget::with_limit(1 << 20);
+        let mut bad = Vec::new();
+        put_varint64(&mut bad, 100);
+        bad.extend([0xf0, 1, 2]);
+        assert!(decompress_into(4, &bad, 7, &BlockKind::Data, 0, &mut budget, &[], &mut out).is_err());
     }
 
     /// `raw`, a zlib or BZip2 stream of `text`, decompresses with the

@@ -48,6 +48,7 @@ pub mod budget;
 pub mod checksum;
 pub mod coding;
 pub mod compression;
+pub mod db;
 pub mod error;
 mod file_reader;
 pub mod filter;

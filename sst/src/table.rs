@@ -23,8 +23,98 @@ pub use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK}
 use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
 pub use crate::verify::{FilterMiss, VerifyReport};
+use ribbon::format::FilterReader;
 use std::path::Path;
 use std::sync::Arc;
+
+/// The partition choice of [`Filter::partition_for`] for a batch of keys,
+/// for the bytewise comparator without timestamps: the separators are
+/// split once into user key and footer, and each key is placed by a binary
+/// search with no allocation (the per-key path builds the lookup key).
+struct PartitionSeek<'a> {
+    /// Each partition's separator as (user key, footer); the whole
+    /// separator and 0 when separators are user keys.
+    separators: Vec<(&'a [u8], u64)>,
+    /// Whether separators are internal keys (with a footer).
+    internal: bool,
+    /// The footer of the lookup key `Get` seeks with.
+    lookup_footer: u64,
+    /// `by_first_byte[b]`: how many separators' user keys sort before the
+    /// one-byte string `[b]` (`b` in `0..=256`, 256 past every byte): a key
+    /// starting with byte `b` is placed between `by_first_byte[b]` and
+    /// `by_first_byte[b + 1]`.
+    by_first_byte: Vec<usize>,
+}
+
+impl<'a> PartitionSeek<'a> {
+    /// `None` unless `filter` is partitioned, has partitions, and `cmp` is
+    /// the bytewise comparator without timestamps.
+    fn new(filter: &'a Filter, cmp: Comparator) -> Option<Self> {
+        let Filter::Partitioned {
+            index_key_includes_seq,
+            partitions,
+            ..
+        } = filter
+        else {
+            return None;
+        };
+        if partitions.is_empty()
+            || cmp.user != crate::key::UserComparator::Bytewise
+            || cmp.timestamp_size != 0
+        {
+            return None;
+        }
+        let internal = *index_key_includes_seq;
+        let separators: Vec<(&[u8], u64)> = partitions
+            .iter()
+            .map(|p| {
+                if internal {
+                    crate::key::split_internal(&p.separator)
+                } else {
+                    (p.separator.as_slice(), 0)
+                }
+            })
+            .collect();
+        let by_first_byte = (0..=256usize)
+            .map(|b| {
+                separators.partition_point(|&(user, _)| match user.first() {
+                    None => true,
+                    Some(&first) => usize::from(first) < b,
+                })
+            })
+            .collect();
+        Some(Self {
+            separators,
+            internal,
+            lookup_footer: crate::key::split_internal(&crate::key::lookup_key(b"")).1,
+            by_first_byte,
+        })
+    }
+
+    /// The partition `Get(user_key)` reads: the first whose separator does
+    /// not sort before the lookup key (internal order: user key, then
+    /// footer descending), the last one past them all.
+    fn partition_for(&self, user_key: &[u8]) -> usize {
+        // Separators whose user key is shorter than one byte or starts with
+        // a smaller byte sort before the key; those starting with a larger
+        // byte sort after it: only the ones with the key's first byte are
+        // compared.
+        let (lo, hi) = match user_key.first() {
+            Some(&b) => (
+                self.by_first_byte[usize::from(b)],
+                self.by_first_byte[usize::from(b) + 1],
+            ),
+            None => (0, self.separators.len()),
+        };
+        let i = lo
+            + self.separators[lo..hi].partition_point(|&(user, footer)| match user.cmp(user_key) {
+                core::cmp::Ordering::Less => true,
+                core::cmp::Ordering::Equal => self.internal && self.lookup_footer < footer,
+                core::cmp::Ordering::Greater => false,
+            });
+        i.min(self.separators.len() - 1)
+    }
+}
 
 /// Which RocksDB's answers a query gives, where they differ (the
 /// block-based filter of RocksDB before 7.0).
@@ -299,10 +389,105 @@ impl SstFile {
         if let Filter::BlockBased { .. } = self.filter {
             return keys.iter().map(|k| self.key_may_match_as(k, version)).collect();
         }
+        self.batched_may_match(keys)
+    }
+
+    /// The batched path of [`SstFile::key_may_match_many_as`] for full and
+    /// partitioned filters: each filter block's reader is made once, and
+    /// its entries (whole keys or prefixes) are asked in one
+    /// [`FilterReader::may_match_many`] (hashes first, then the probes with
+    /// their memory fetches overlapped, as RocksDB's MultiGet). A
+    /// partitioned filter's keys are grouped by partition first. Same
+    /// answers as asking key by key.
+    fn batched_may_match<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
         let ctx = self.query_context();
-        keys.iter()
-            .map(|k| self.filter.key_may_match(k.as_ref(), &ctx))
-            .collect()
+        let mut out = vec![true; keys.len()];
+        if !self.filter.is_queryable() {
+            return out;
+        }
+        // What `Get` asks of each key: the whole key or its prefix, or
+        // nothing (then "may match").
+        fn entry<'k>(ctx: &QueryContext<'_>, k: &'k [u8]) -> Option<&'k [u8]> {
+            if ctx.whole_key_filtering {
+                Some(k)
+            } else {
+                ctx.prefix_extractor.and_then(|p| p.transform(k))
+            }
+        }
+        match &self.filter {
+            Filter::Full { contents, .. } => {
+                let reader = FilterReader::new(contents);
+                if ctx.whole_key_filtering {
+                    return reader.may_match_many(keys);
+                }
+                let asked: Vec<(usize, &[u8])> = keys
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, k)| entry(&ctx, k.as_ref()).map(|e| (i, e)))
+                    .collect();
+                let entries: Vec<&[u8]> = asked.iter().map(|&(_, e)| e).collect();
+                for (&(i, _), answer) in asked.iter().zip(reader.may_match_many(&entries)) {
+                    out[i] = answer;
+                }
+            }
+            Filter::Partitioned { partitions, .. } => {
+                // Key indices grouped by partition (a counting sort).
+                let seek = PartitionSeek::new(&self.filter, ctx.comparator);
+                let chosen: Vec<Option<usize>> = keys
+                    .iter()
+                    .map(|k| match &seek {
+                        Some(seek) => Some(seek.partition_for(k.as_ref())),
+                        None => self.filter.partition_for(k.as_ref(), ctx.comparator),
+                    })
+                    .collect();
+                let mut first = vec![0usize; partitions.len() + 1];
+                for p in chosen.iter().flatten() {
+                    first[p + 1] += 1;
+                }
+                for i in 1..first.len() {
+                    first[i] += first[i - 1];
+                }
+                let mut next = first.clone();
+                let mut grouped = vec![0usize; first[partitions.len()]];
+                for (i, p) in chosen.iter().enumerate() {
+                    if let Some(p) = *p {
+                        grouped[next[p]] = i;
+                        next[p] += 1;
+                    }
+                }
+                let mut entries: Vec<&[u8]> = Vec::new();
+                let mut asked: Vec<usize> = Vec::new();
+                for (p, partition) in partitions.iter().enumerate() {
+                    let group = &grouped[first[p]..first[p + 1]];
+                    if group.is_empty() {
+                        continue;
+                    }
+                    // A zero-size handle marks keys past the table's range.
+                    if partition.handle.size == 0 {
+                        group.iter().for_each(|&i| out[i] = false);
+                        continue;
+                    }
+                    entries.clear();
+                    asked.clear();
+                    for &i in group {
+                        if let Some(e) = entry(&ctx, keys[i].as_ref()) {
+                            entries.push(e);
+                            asked.push(i);
+                        }
+                    }
+                    let reader = FilterReader::new(&partition.contents);
+                    for (&i, answer) in asked.iter().zip(reader.may_match_many(&entries)) {
+                        out[i] = answer;
+                    }
+                }
+            }
+            _ => {
+                for (o, k) in out.iter_mut().zip(keys) {
+                    *o = self.filter.key_may_match(k.as_ref(), &ctx);
+                }
+            }
+        }
+        out
     }
 
     /// Whether a key with `key`'s prefix may be in the table, as a prefix
@@ -367,5 +552,77 @@ impl SstFile {
             Ok(())
         })?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::Partition;
+
+    /// The batch's partition choice is the per-key one, for internal and
+    /// user-key separators, at, around and between separators, including
+    /// separators with `kMaxSequenceNumber` (the shortened ones) and with
+    /// smaller sequence numbers.
+    #[test]
+    fn batched_partition_choice_is_the_per_key_one() {
+        let handle = BlockHandle { offset: 0, size: 1 };
+        let user_keys: Vec<&[u8]> = vec![
+            b"", b"b", b"bb", b"bb", b"d", b"d\x00", b"m", b"mz", b"z", b"\xff",
+        ];
+        for internal in [false, true] {
+            for seq in [0u64, 5, (1 << 56) - 1] {
+                let partitions = user_keys
+                    .iter()
+                    .map(|u| {
+                        let mut separator = u.to_vec();
+                        if internal {
+                            separator.extend_from_slice(&((seq << 8) | 1).to_le_bytes());
+                        }
+                        Partition {
+                            separator,
+                            handle,
+                            contents: Vec::new(),
+                        }
+                    })
+                    .collect();
+                let filter = Filter::Partitioned {
+                    index_handle: handle,
+                    index_key_includes_seq: internal,
+                    partitions,
+                };
+                let cmp = Comparator::from_name(None);
+                let seek = PartitionSeek::new(&filter, cmp).expect("bytewise");
+                let mut probes: Vec<Vec<u8>> = vec![Vec::new(), b"a".to_vec(), b"zz".to_vec(), vec![0xff; 3]];
+                for u in &user_keys {
+                    probes.push(u.to_vec());
+                    let mut longer = u.to_vec();
+                    longer.push(0);
+                    probes.push(longer);
+                    probes.push(u[..u.len().saturating_sub(1)].to_vec());
+                }
+                for p in &probes {
+                    assert_eq!(
+                        Some(seek.partition_for(p)),
+                        filter.partition_for(p, cmp),
+                        "internal {internal} seq {seq} key {p:?}"
+                    );
+                }
+            }
+        }
+        let reverse = Comparator::from_name(Some("rocksdb.ReverseBytewiseComparator"));
+        let filter = Filter::Partitioned {
+            index_handle: handle,
+            index_key_includes_seq: true,
+            partitions: vec![Partition {
+                separator: b"k".to_vec(),
+                handle,
+                contents: Vec::new(),
+            }],
+        };
+        assert!(
+            PartitionSeek::new(&filter, reverse).is_none(),
+            "other comparators take the per-key path"
+        );
     }
 }

@@ -145,7 +145,7 @@ impl SstFile {
 
     /// [`SstFile::read_data_block`], charging its decompressed size to
     /// `budget`.
-    fn read_data_block_within(
+    pub(crate) fn read_data_block_within(
         &self,
         handle: BlockHandle,
         budget: &mut ReadBudget,
@@ -212,7 +212,7 @@ impl SstFile {
         Ok(any.then(|| it.key().to_vec()))
     }
 
-    fn restart_interval(&self) -> u32 {
+    pub(crate) fn restart_interval(&self) -> u32 {
         self.properties()
             .data_block_restart_interval()
             .and_then(|v| u32::try_from(v).ok())

@@ -22,7 +22,7 @@ use support::sst_writer::{
     NO_COMPRESSION, ZSTD,
 };
 
-/// Well under the bound of 2 GB and 10 s (in release builds, as
+/// Well under the bound of 2 GB and 10 s of CPU time (in release builds, as
 /// `scripts/test.sh` runs them; unoptimized builds get more time).
 const LIMITS: Limits = Limits {
     memory_kib: 1 << 20,

@@ -42,6 +42,27 @@ pub(crate) fn avx2_detected() -> bool {
     }
 }
 
+/// 0: not checked yet; 1: no POPCNT; 2: POPCNT.
+static POPCNT: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the CPU has POPCNT (every x86-64 CPU since 2008, but not the
+/// x86-64 baseline a default build targets): detected once, then one
+/// relaxed atomic load (`true` without a check in a `+popcnt` build).
+#[inline]
+pub(crate) fn popcnt_detected() -> bool {
+    if cfg!(target_feature = "popcnt") {
+        return true;
+    }
+    match POPCNT.load(Ordering::Relaxed) {
+        0 => {
+            let found = std::is_x86_feature_detected!("popcnt");
+            POPCNT.store(if found { 2 } else { 1 }, Ordering::Relaxed);
+            found
+        }
+        state => state == 2,
+    }
+}
+
 /// `GOLDEN` to the powers 0 to 7: the multipliers of eight probes.
 const POWERS: [u32; 8] = [
     0x0000_0001,

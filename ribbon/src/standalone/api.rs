@@ -121,11 +121,40 @@ macro_rules! filter_api {
             pub fn result_bits(&self) -> f64 {
                 self.solution_len() as f64 * 8.0 / self.num_slots() as f64
             }
-            /// Solution bits per key (not finite when
+            /// Bytes of Balanced Ribbon's metadata (2 per shard and 4 per
+            /// level; 0 for a filter that is not Balanced).
+            pub fn thresholds_len(&self) -> usize {
+                self.decoded.header.thresholds_len()
+            }
+            /// Solution and threshold bits per key (not finite when
             /// [`num_keys`](Self::num_keys) is 0). The file adds a fixed 72
-            /// to 79 bytes.
+            /// to 79 bytes (104 to 111 for a Balanced filter).
             pub fn bits_per_key(&self) -> f64 {
-                self.solution_len() as f64 * 8.0 / self.num_keys() as f64
+                (self.solution_len() + self.thresholds_len()) as f64 * 8.0 / self.num_keys() as f64
+            }
+            /// Whether this is a Balanced Ribbon filter (format version 2).
+            pub fn is_balanced(&self) -> bool {
+                self.decoded.header.balanced.is_some()
+            }
+            /// The format version of the bytes: 1, or 2 for Balanced Ribbon.
+            pub fn format_version(&self) -> u16 {
+                self.decoded.header.version()
+            }
+            /// Balanced Ribbon's soft shards (the last one included; 0 for a
+            /// filter that is not Balanced).
+            pub fn num_shards(&self) -> u32 {
+                self.decoded.header.balanced.map_or(0, |g| g.num_shards())
+            }
+            /// Balanced Ribbon: starts of each shard of level 1, half of
+            /// all shards (0 otherwise; later levels are sized for the
+            /// keys that reached them).
+            pub fn shard_slots(&self) -> u32 {
+                self.decoded.header.balanced.map_or(0, |g| g.level_slots[0])
+            }
+            /// Balanced Ribbon: starts of the last shard, sized for the keys
+            /// that reached it (0 otherwise).
+            pub fn last_shard_starts(&self) -> u32 {
+                self.decoded.header.balanced.map_or(0, |g| g.last_starts)
             }
             /// The FP rate the solution's columns give a non-member key:
             /// `2^-r` for whole `r`, the mix's average for fractional `r`

@@ -1,10 +1,11 @@
 //! Construction: from keys or hashes to a sized, banded and
 //! back-substituted filter, for the settings type of the configuration.
 
+use super::balanced::{self, BalancedState};
 use super::engine::{band, dispatch, Engine, QueryState, Visitor};
 use super::file::{Header, HEADER_LEN};
 use super::{sizing, Config, Decoded, Error, Mode, Ribbon};
-use crate::alg::RibbonSettings;
+use crate::alg::{CoeffRow, RibbonSettings};
 use crate::hash::get_slice_hash64;
 use crate::solution::InterleavedLayout;
 
@@ -53,8 +54,12 @@ impl Visitor for Build<'_> {
     fn visit<S: RibbonSettings>(self) -> Self::Output
     where
         QueryState<S>: Into<Engine>,
+        BalancedState<S>: Into<Engine>,
     {
         let Build { config, hashes } = self;
+        if config.balanced && !hashes.is_empty() {
+            return build_balanced::<S>(config, hashes);
+        }
         let num_keys = hashes.len() as u64;
         let plan = sizing::plan_typed::<S>(config, num_keys)?;
         let mut seed = config.seed;
@@ -93,6 +98,7 @@ impl Visitor for Build<'_> {
             upper_num_columns: plan.upper_num_columns,
             upper_start_block: plan.upper_start_block,
             target_fp_rate: config.precision.target_fp_rate(),
+            balanced: None,
         };
         header.seal(&mut bytes);
         Ok(Ribbon {
@@ -100,4 +106,73 @@ impl Visitor for Build<'_> {
             bytes,
         })
     }
+}
+
+/// Builds a Balanced filter of `hashes` (at least one) for the settings
+/// type `S` of a valid, Balanced `config`.
+fn build_balanced<S: RibbonSettings>(config: &Config, hashes: &[u64]) -> Result<Ribbon, Error>
+where
+    BalancedState<S>: Into<Engine>,
+{
+    let num_keys = hashes.len() as u64;
+    if num_keys > sizing::MAX_KEYS {
+        return Err(Error::TooManyKeys {
+            num_keys,
+            max: sizing::MAX_KEYS,
+        });
+    }
+    let plan = sizing::balanced_shards(config, num_keys);
+    let last_shard_slots = |k: u64| sizing::last_shard_slots(config, k, plan.geometry.shard_bits > 0);
+    let banded = balanced::build::band::<S>(
+        hashes,
+        &plan,
+        config.seed,
+        config.max_seeds,
+        last_shard_slots,
+        sizing::MAX_SLOTS,
+    )
+    .map_err(|tried| match tried {
+        None => Error::TooManyKeys {
+            num_keys,
+            max: sizing::MAX_KEYS,
+        },
+        Some(seeds_tried) => Error::ConstructionFailed {
+            num_keys,
+            num_slots: 0,
+            first_seed: config.seed,
+            seeds_tried,
+        },
+    })?;
+    let num_slots = banded.num_slots;
+    let solution_len = sizing::solution_len::<S>(config, num_slots);
+    let layout = InterleavedLayout::<S>::for_num_slots(num_slots, solution_len);
+    let num_blocks = num_slots / S::CoeffRow::BITS;
+    let header = Header {
+        shape: config.shape()?,
+        failure_chance: Some(config.failure_chance),
+        seed: banded.seed,
+        num_blocks,
+        num_keys,
+        solution_len,
+        upper_num_columns: layout.upper_num_columns(),
+        upper_start_block: layout.upper_start_block(),
+        target_fp_rate: config.precision.target_fp_rate(),
+        balanced: Some(banded.geometry),
+    };
+    let mut bytes = vec![0u8; header.file_len()];
+    let payload = header.payload_range();
+    let (solution, thresholds) = bytes[payload].split_at_mut(solution_len);
+    // The banding may have more slots than the filter (room the last shard
+    // did not need); every equation's coefficients name slots below
+    // `num_slots`, so those rows are empty and back-substituting the first
+    // `num_slots` slots is exact.
+    layout.back_subst(&banded.banding, solution);
+    drop(banded.banding);
+    balanced::write_metadata(&banded.geometry, &banded.masks, thresholds);
+    header.seal(&mut bytes);
+    let engine = BalancedState::<S>::new(num_blocks, solution_len, banded.seed, banded.geometry).into();
+    Ok(Ribbon {
+        decoded: Decoded { header, engine },
+        bytes,
+    })
 }

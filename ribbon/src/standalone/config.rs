@@ -123,6 +123,17 @@ pub struct Config {
     /// How many seeds Standard Ribbon tries (`seed`, `seed + 1`, …) before
     /// construction fails with [`Error::ConstructionFailed`]; at least 1.
     pub max_seeds: u32,
+    /// Balanced Ribbon (the paper's section 6): soft shards with bumping
+    /// between them, for under 1% space overhead (width 64) at any number
+    /// of keys (see the guide). Any width and precision; Standard Ribbon
+    /// only (Homogeneous shards filled this tightly answer "may match"
+    /// far too often: 43 × 2^-r measured at r = 7, width 64) and no smash.
+    /// With no keys the filter is the empty filter, written as version 1.
+    /// [`Config::slot_overhead`] then sets the overhead of the shards
+    /// before the last (default: [`Config::balanced_shard_overhead`]);
+    /// [`Config::failure_chance`] sizes the last shard. Written as format
+    /// version 2.
+    pub balanced: bool,
 }
 
 impl Default for Config {
@@ -137,6 +148,7 @@ impl Default for Config {
             slot_overhead: None,
             seed: 0,
             max_seeds: 256,
+            balanced: false,
         }
     }
 }
@@ -169,6 +181,23 @@ impl Config {
         }
     }
 
+    /// Balanced Standard Ribbon of width `width` with `result_bits` bits
+    /// per slot, other settings default.
+    #[must_use]
+    pub fn balanced(width: u32, result_bits: f64) -> Self {
+        Self {
+            balanced: true,
+            ..Self::standard(width, result_bits)
+        }
+    }
+
+    /// The overhead of a Balanced filter's shards before the last when
+    /// [`Config::slot_overhead`] is not set, by width.
+    #[must_use]
+    pub fn balanced_shard_overhead(&self) -> f64 {
+        super::balanced::build::default_shard_overhead(self.width)
+    }
+
     /// Checks every setting; the error names the first invalid one.
     pub fn validate(&self) -> Result<(), Error> {
         self.shape()?;
@@ -191,6 +220,20 @@ impl Config {
         }
         if self.max_seeds == 0 {
             return Err(invalid("max_seeds", "must be at least 1".into()));
+        }
+        if self.balanced && self.smash {
+            return Err(invalid(
+                "smash",
+                "does not apply to Balanced Ribbon (its shards share their borders)".into(),
+            ));
+        }
+        if self.balanced && self.mode == Mode::Homogeneous {
+            return Err(invalid(
+                "mode",
+                "Balanced Ribbon fills its shards as far as banding allows, which only \
+                 Standard Ribbon's FP rate survives; use Mode::Standard"
+                    .into(),
+            ));
         }
         Ok(())
     }

@@ -7,15 +7,17 @@
 //! 128) × first-coefficient-always-one × smash × homogeneous with one generic
 //! settings type, [`Settings`], and dispatches to them with one macro:
 //!
-//! * [`Engine`], an enum with one variant per combination, holds what a query
-//!   needs (the solution layout and the seeded hasher), so a query pays one
-//!   `match` and then runs fully monomorphised code;
+//! * [`Engine`], an enum with one variant per combination and kind (plain
+//!   or Balanced, [`super::balanced`]), holds what a query needs (the
+//!   solution layout, the seeded hasher and a Balanced filter's shards), so
+//!   a query pays one `match` and then runs fully monomorphised code;
 //! * [`dispatch`] calls a [`Visitor`] with the settings type of a runtime
 //!   [`Shape`], for work that has no engine yet (sizing, construction).
 //!
 //! The list of combinations is written once, in the `engines!` invocation
 //! below; the compiler checks that it is exhaustive.
 
+use super::balanced::BalancedState;
 pub use crate::alg::Settings;
 use crate::alg::{Banding, RibbonSettings};
 use crate::solution::InterleavedLayout;
@@ -72,7 +74,8 @@ pub(crate) trait Visitor {
     type Output;
     fn visit<S: RibbonSettings>(self) -> Self::Output
     where
-        QueryState<S>: Into<Engine>;
+        QueryState<S>: Into<Engine>,
+        BalancedState<S>: Into<Engine>;
 }
 
 /// What a query needs for one settings type: the solution's layout and the
@@ -130,20 +133,26 @@ pub(crate) fn band<S: RibbonSettings>(
 }
 
 macro_rules! engines {
-    ($($variant:ident = ($width:ident, $c:ty, $fcao:literal, $smash:literal, $homog:literal),)*) => {
+    ($($variant:ident / $balanced:ident = ($width:ident, $c:ty, $fcao:literal, $smash:literal, $homog:literal),)*) => {
         /// The query state of a filter, one variant per settings
-        /// combination, plus the empty filter.
+        /// combination and kind (Balanced or not), plus the empty filter.
         #[derive(Debug, Clone, Copy)]
         pub(crate) enum Engine {
             /// No keys: nothing matches.
             Empty,
             $($variant(QueryState<Settings<$c, $fcao, $smash, $homog>>),)*
+            $($balanced(BalancedState<Settings<$c, $fcao, $smash, $homog>>),)*
         }
 
         $(
             impl From<QueryState<Settings<$c, $fcao, $smash, $homog>>> for Engine {
                 fn from(t: QueryState<Settings<$c, $fcao, $smash, $homog>>) -> Self {
                     Engine::$variant(t)
+                }
+            }
+            impl From<BalancedState<Settings<$c, $fcao, $smash, $homog>>> for Engine {
+                fn from(t: BalancedState<Settings<$c, $fcao, $smash, $homog>>) -> Self {
+                    Engine::$balanced(t)
                 }
             }
         )*
@@ -158,21 +167,25 @@ macro_rules! engines {
         }
 
         impl Engine {
-            /// Whether the key with hash `key_hash` may be in the set.
+            /// Whether the key with hash `key_hash` may be in the set;
+            /// `payload` is the file's payload (the solution, then a
+            /// Balanced filter's thresholds).
             #[inline]
-            pub(crate) fn contains_hash(&self, solution: &[u8], key_hash: u64) -> bool {
+            pub(crate) fn contains_hash(&self, payload: &[u8], key_hash: u64) -> bool {
                 match self {
                     Engine::Empty => false,
-                    $(Engine::$variant(t) => t.contains_hash(solution, key_hash),)*
+                    $(Engine::$variant(t) => t.contains_hash(payload, key_hash),)*
+                    $(Engine::$balanced(t) => t.contains_hash(payload, key_hash),)*
                 }
             }
 
             /// Batched [`Engine::contains_hash`] into `out` (the shorter of
             /// the two lengths is answered).
-            pub(crate) fn contains_hashes(&self, solution: &[u8], hashes: &[u64], out: &mut [bool]) {
+            pub(crate) fn contains_hashes(&self, payload: &[u8], hashes: &[u64], out: &mut [bool]) {
                 match self {
                     Engine::Empty => out.iter_mut().for_each(|o| *o = false),
-                    $(Engine::$variant(t) => t.contains_hashes(solution, hashes, out),)*
+                    $(Engine::$variant(t) => t.contains_hashes(payload, hashes, out),)*
+                    $(Engine::$balanced(t) => t.contains_hashes(payload, hashes, out),)*
                 }
             }
 
@@ -182,6 +195,7 @@ macro_rules! engines {
                 match self {
                     Engine::Empty => 0.0,
                     $(Engine::$variant(t) => t.layout().expected_fp_rate(),)*
+                    $(Engine::$balanced(t) => t.layout().expected_fp_rate(),)*
                 }
             }
         }
@@ -189,28 +203,28 @@ macro_rules! engines {
 }
 
 engines! {
-    W32 = (W32, u32, false, false, false),
-    W32H = (W32, u32, false, false, true),
-    W32S = (W32, u32, false, true, false),
-    W32SH = (W32, u32, false, true, true),
-    W32F = (W32, u32, true, false, false),
-    W32FH = (W32, u32, true, false, true),
-    W32FS = (W32, u32, true, true, false),
-    W32FSH = (W32, u32, true, true, true),
-    W64 = (W64, u64, false, false, false),
-    W64H = (W64, u64, false, false, true),
-    W64S = (W64, u64, false, true, false),
-    W64SH = (W64, u64, false, true, true),
-    W64F = (W64, u64, true, false, false),
-    W64FH = (W64, u64, true, false, true),
-    W64FS = (W64, u64, true, true, false),
-    W64FSH = (W64, u64, true, true, true),
-    W128 = (W128, u128, false, false, false),
-    W128H = (W128, u128, false, false, true),
-    W128S = (W128, u128, false, true, false),
-    W128SH = (W128, u128, false, true, true),
-    W128F = (W128, u128, true, false, false),
-    W128FH = (W128, u128, true, false, true),
-    W128FS = (W128, u128, true, true, false),
-    W128FSH = (W128, u128, true, true, true),
+    W32 / BW32 = (W32, u32, false, false, false),
+    W32H / BW32H = (W32, u32, false, false, true),
+    W32S / BW32S = (W32, u32, false, true, false),
+    W32SH / BW32SH = (W32, u32, false, true, true),
+    W32F / BW32F = (W32, u32, true, false, false),
+    W32FH / BW32FH = (W32, u32, true, false, true),
+    W32FS / BW32FS = (W32, u32, true, true, false),
+    W32FSH / BW32FSH = (W32, u32, true, true, true),
+    W64 / BW64 = (W64, u64, false, false, false),
+    W64H / BW64H = (W64, u64, false, false, true),
+    W64S / BW64S = (W64, u64, false, true, false),
+    W64SH / BW64SH = (W64, u64, false, true, true),
+    W64F / BW64F = (W64, u64, true, false, false),
+    W64FH / BW64FH = (W64, u64, true, false, true),
+    W64FS / BW64FS = (W64, u64, true, true, false),
+    W64FSH / BW64FSH = (W64, u64, true, true, true),
+    W128 / BW128 = (W128, u128, false, false, false),
+    W128H / BW128H = (W128, u128, false, false, true),
+    W128S / BW128S = (W128, u128, false, true, false),
+    W128SH / BW128SH = (W128, u128, false, true, true),
+    W128F / BW128F = (W128, u128, true, false, false),
+    W128FH / BW128FH = (W128, u128, true, false, true),
+    W128FS / BW128FS = (W128, u128, true, true, false),
+    W128FSH / BW128FSH = (W128, u128, true, true, true),
 }

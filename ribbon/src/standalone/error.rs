@@ -41,7 +41,7 @@ pub enum Error {
     UnsupportedVersion {
         /// The file's version.
         found: u16,
-        /// The version this crate reads.
+        /// The newest version this crate reads (it reads 1 to this).
         supported: u16,
     },
     /// The bytes end before the file does.
@@ -85,7 +85,7 @@ impl fmt::Display for Error {
             Error::BadMagic => write!(f, "not a standalone Ribbon filter (bad magic)"),
             Error::UnsupportedVersion { found, supported } => write!(
                 f,
-                "unsupported standalone Ribbon format version {found} (this build reads version {supported})"
+                "unsupported standalone Ribbon format version {found} (this build reads versions 1 to {supported})"
             ),
             Error::Truncated { needed, len } => {
                 write!(f, "truncated standalone Ribbon filter: {len} bytes, needs {needed}")

@@ -12,11 +12,15 @@
 //!   ⌊r⌋/⌈r⌉ column mix, or a target FP rate;
 //! * Standard Ribbon (exact FP rate `2^-r`, seed retries) or Homogeneous
 //!   Ribbon (never fails; slots from the paper's equation 7);
+//! * Balanced Ribbon (the paper's section 6, [`Config::balanced`]): soft
+//!   shards with bumping between levels, under 1 % space overhead at width
+//!   64, in format version 2;
 //! * smash, first-coefficient-always-one, a failure-chance table, a first
 //!   seed and a seed budget.
 //!
 //! A [`Config`] is checked at run time and dispatched to one of 24
-//! monomorphised instantiations of the core ([`Settings`]). [`Ribbon`] owns a
+//! monomorphised instantiations of the core ([`Settings`]), each with a
+//! Standard and a Balanced query engine. [`Ribbon`] owns a
 //! filter; [`RibbonRef`] borrows one zero-copy from bytes (for example a
 //! memory-mapped file); both answer the same queries. The bytes are the
 //! versioned, checksummed [file format](mod@file). A filter in RocksDB's format
@@ -33,6 +37,7 @@
 //! See the crate's user guide for which configuration to pick.
 
 mod api;
+pub(crate) mod balanced;
 mod build;
 mod config;
 mod engine;
@@ -49,7 +54,7 @@ pub use sizing::Plan;
 
 use core::fmt;
 use engine::Engine;
-use file::{Header, HEADER_LEN};
+use file::Header;
 
 /// What a filter knows besides its bytes: its header, decoded, and the
 /// query state built from it.
@@ -109,6 +114,7 @@ pub struct Ribbon {
 pub struct RibbonRef<'a> {
     decoded: Decoded,
     bytes: &'a [u8],
+    /// The payload: the solution, then a Balanced filter's thresholds.
     solution: &'a [u8],
 }
 
@@ -142,9 +148,10 @@ impl Ribbon {
         self.bytes
     }
 
+    /// The payload: the solution, then a Balanced filter's thresholds.
     #[inline]
     fn solution(&self) -> &[u8] {
-        &self.bytes[HEADER_LEN..HEADER_LEN + self.decoded.header.solution_len]
+        &self.bytes[self.decoded.header.payload_range()]
     }
 }
 
@@ -173,7 +180,7 @@ impl<'a> RibbonRef<'a> {
         Ok(Self {
             decoded: Decoded { header, engine },
             bytes,
-            solution: &bytes[HEADER_LEN..HEADER_LEN + header.solution_len],
+            solution: &bytes[header.payload_range()],
         })
     }
 
@@ -213,6 +220,7 @@ fn debug_fields(f: &mut fmt::Formatter<'_>, name: &str, h: &Header, len: usize) 
         .field("upper_num_columns", &h.upper_num_columns)
         .field("upper_start_block", &h.upper_start_block)
         .field("target_fp_rate", &h.target_fp_rate)
+        .field("balanced", &h.balanced)
         .field("solution_len", &h.solution_len)
         .field("file_len", &len)
         .finish()

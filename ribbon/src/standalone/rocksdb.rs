@@ -61,6 +61,7 @@ impl Ribbon {
                     upper_num_columns: 0,
                     upper_start_block: 0,
                     target_fp_rate: 0.0,
+                    balanced: None,
                 };
                 return Ok(seal(header, &[], Engine::Empty));
             }
@@ -94,6 +95,7 @@ impl Ribbon {
             upper_num_columns: layout.upper_num_columns(),
             upper_start_block: layout.upper_start_block(),
             target_fp_rate: layout.expected_fp_rate(),
+            balanced: None,
         };
         let engine =
             QueryState::<Standard128>::new(layout.num_blocks(), solution.len(), reader.seed()).into();
@@ -111,12 +113,19 @@ fn seal(header: Header, solution: &[u8], engine: Engine) -> Ribbon {
     }
 }
 
-/// RocksDB's block for a filter with `header` and `solution`.
+/// RocksDB's block for a filter with `header` and `solution` (the payload,
+/// which is only the solution for a filter that is not Balanced).
 pub(super) fn export(header: &Header, solution: &[u8]) -> Result<Vec<u8>, Error> {
     if header.num_blocks == 0 {
         return Ok(Vec::new());
     }
     let incompatible = |what: String| Err(Error::NotRocksDbCompatible(what));
+    if let Some(g) = header.balanced {
+        return incompatible(format!(
+            "RocksDB has no Balanced Ribbon; this filter has {} soft shards",
+            g.num_shards()
+        ));
+    }
     if header.shape != STANDARD128 {
         let s = header.shape;
         return incompatible(format!(

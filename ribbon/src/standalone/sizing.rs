@@ -18,6 +18,7 @@
 //! the precision ([`crate::solution::bytes_for_fp_rate`] for a fractional
 //! number of columns).
 
+use super::balanced::BalancedState;
 use super::config::{Config, Mode};
 use super::engine::{dispatch, Engine, QueryState, Visitor};
 use super::Error;
@@ -142,8 +143,45 @@ fn raw_num_slots(config: &Config, n: u64) -> Result<u64, Error> {
     Ok(slots as u64)
 }
 
+/// Bytes of solution for `num_slots` slots (a supported count) at the
+/// configured precision.
+pub(crate) fn solution_len<S: RibbonSettings>(config: &Config, num_slots: u32) -> usize {
+    let num_blocks = num_slots / S::CoeffRow::BITS;
+    match config.precision.whole_columns() {
+        Some(columns) => num_blocks as usize * columns as usize * S::CoeffRow::BYTES,
+        None => solution::bytes_for_fp_rate::<S>(num_slots, config.precision.target_fp_rate(), 0),
+    }
+}
+
+/// The soft shards of a Balanced filter of `n >= 1` keys under a valid
+/// Balanced `config` (the last shard not yet sized).
+pub(crate) fn balanced_shards(config: &Config, n: u64) -> super::balanced::build::ShardPlan {
+    let overhead = config
+        .slot_overhead
+        .unwrap_or_else(|| config.balanced_shard_overhead());
+    super::balanced::build::plan_shards(config.width, n, overhead)
+}
+
+/// Slots for the last shard of a Balanced filter holding `k` keys: what a
+/// filter of `k` keys gets without Balanced Ribbon (the failure-chance
+/// tables, or equation 7 for Homogeneous Ribbon), plus, after other
+/// shards (`after_shards`), `w` slots for the previous shard's equations
+/// that reach into it. Saturates for counts beyond the tables.
+pub(crate) fn last_shard_slots(config: &Config, k: u64, after_shards: bool) -> u64 {
+    let single = Config {
+        balanced: false,
+        slot_overhead: None,
+        ..config.clone()
+    };
+    let border = if after_shards { u64::from(config.width) } else { 0 };
+    raw_num_slots(&single, k.max(1)).unwrap_or(MAX_SLOTS) + border
+}
+
 /// The exact shape of a filter before it is built: slots, blocks, bytes and
-/// the expected FP rate, from [`Config::plan`].
+/// the expected FP rate, from [`Config::plan`]. For a Balanced filter the
+/// last shard is sized during construction, for the keys that reach it:
+/// the plan assumes its expected share, and the built filter differs by a
+/// fraction of one shard.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct Plan {
@@ -193,19 +231,46 @@ pub(crate) fn plan_typed<S: RibbonSettings>(config: &Config, num_keys: u64) -> R
     if num_keys == 0 {
         return Ok(empty);
     }
-    let raw = raw_num_slots(config, num_keys)?;
-    let num_slots = solution::round_up_num_slots::<S>(raw as u32);
-    let num_blocks = num_slots / S::CoeffRow::BITS;
-    let solution_len = match config.precision.whole_columns() {
-        Some(columns) => num_blocks as usize * columns as usize * S::CoeffRow::BYTES,
-        None => solution::bytes_for_fp_rate::<S>(num_slots, config.precision.target_fp_rate(), 0),
+    let (num_slots, thresholds_len) = if config.balanced {
+        if num_keys > MAX_KEYS {
+            return Err(Error::TooManyKeys {
+                num_keys,
+                max: MAX_KEYS,
+            });
+        }
+        let plan = balanced_shards(config, num_keys);
+        let g = plan.geometry;
+        let s = u64::from(g.num_shards());
+        let per_shard = plan.level_slots((1.0 + plan.alpha) * plan.keys_per_shard);
+        let slots = (s - 1) * u64::from(per_shard) + last_shard_slots(config, num_keys / s, g.shard_bits > 0);
+        if slots > MAX_SLOTS {
+            return Err(Error::TooManyKeys {
+                num_keys,
+                max: MAX_KEYS,
+            });
+        }
+        (
+            solution::round_up_num_slots::<S>(slots as u32),
+            super::balanced::metadata_len(&g),
+        )
+    } else {
+        let raw = raw_num_slots(config, num_keys)?;
+        (solution::round_up_num_slots::<S>(raw as u32), 0)
     };
+    let num_blocks = num_slots / S::CoeffRow::BITS;
+    let solution_len = solution_len::<S>(config, num_slots);
     let layout = InterleavedLayout::<S>::for_num_slots(num_slots, solution_len);
+    let header_len = if config.balanced {
+        super::file::BALANCED_HEADER_LEN
+    } else {
+        super::file::HEADER_LEN
+    };
     Ok(Plan {
         num_slots,
         num_blocks,
         solution_len,
-        file_len: super::file::file_len(solution_len),
+        file_len: (header_len + solution_len + thresholds_len).next_multiple_of(8)
+            + super::file::CHECKSUM_LEN,
         upper_num_columns: layout.upper_num_columns(),
         upper_start_block: layout.upper_start_block(),
         expected_fp_rate: layout.expected_fp_rate(),
@@ -234,6 +299,7 @@ impl Config {
             fn visit<S: RibbonSettings>(self) -> Self::Output
             where
                 QueryState<S>: Into<Engine>,
+                BalancedState<S>: Into<Engine>,
             {
                 plan_typed::<S>(self.0, self.1)
             }

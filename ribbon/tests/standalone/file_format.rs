@@ -101,18 +101,19 @@ fn file_detects_every_bit_flip() {
 #[test]
 fn file_rejects_other_versions_and_inconsistent_headers() {
     let bytes = small_filter(&Config::default()).into_bytes();
-    let mut v2 = bytes.clone();
-    v2[8] = 2;
-    reseal_header(&mut v2);
-    let e = RibbonRef::from_bytes(&v2).unwrap_err();
+    // Version 2 is Balanced Ribbon (tests/standalone_balanced.rs); 3 is unknown.
+    let mut v3 = bytes.clone();
+    v3[8] = 3;
+    reseal_header(&mut v3);
+    let e = RibbonRef::from_bytes(&v3).unwrap_err();
     assert_eq!(
         e,
         Error::UnsupportedVersion {
-            found: 2,
-            supported: 1
+            found: 3,
+            supported: 2
         }
     );
-    assert!(e.to_string().contains("version 2"), "{e}");
+    assert!(e.to_string().contains("version 3"), "{e}");
 
     type Edit = fn(&mut Vec<u8>);
     let edits: [(&str, Edit); 9] = [

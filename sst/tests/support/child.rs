@@ -1,6 +1,10 @@
 //! Running a test's body in a child process under a memory limit
-//! (`ulimit -v`) and a time limit, so that a body that would exhaust
-//! memory or time fails its test instead of the whole run.
+//! (`ulimit -v`) and a CPU-time limit (`ulimit -t`), so that a body that
+//! would exhaust memory or time fails its test instead of the whole run.
+//! CPU time, not wall-clock time, is what is bounded: a loaded machine
+//! (parallel tests, other builds) slows the clock, not the work. A
+//! wall-clock backstop of [`WALL_FACTOR`] times the limit catches a body
+//! that blocks without using CPU.
 //!
 //! The test binary re-executes itself for one test (`--exact NAME`) with
 //! [`CHILD_ENV`] set to that name; the body then runs in the child.
@@ -17,9 +21,12 @@ pub const CHILD_ENV: &str = "RIBBON_SST_LIMITED_TEST";
 pub struct Limits {
     /// Virtual memory, in KiB (`ulimit -v`).
     pub memory_kib: u64,
-    /// Wall-clock time.
+    /// CPU time (`ulimit -t`, rounded up to whole seconds).
     pub time: Duration,
 }
+
+/// The wall-clock backstop, as a multiple of [`Limits::time`].
+pub const WALL_FACTOR: u32 = 10;
 
 /// Runs `body` in a child process under `limits` when called from the
 /// test named `name` (in the parent), or runs it here (in the child).
@@ -37,7 +44,11 @@ pub fn run_limited(name: &str, limits: Limits, body: impl FnOnce()) {
         return;
     }
     let exe = std::env::current_exe().expect("the test binary's path");
-    let script = format!("ulimit -v {} && exec \"$0\" \"$@\"", limits.memory_kib);
+    let cpu_seconds = limits.time.as_secs() + u64::from(limits.time.subsec_nanos() > 0);
+    let script = format!(
+        "ulimit -v {} && ulimit -t {cpu_seconds} && exec \"$0\" \"$@\"",
+        limits.memory_kib
+    );
     let child = Command::new("sh")
         .arg("-c")
         .arg(&script)
@@ -57,7 +68,7 @@ pub fn run_limited(name: &str, limits: Limits, body: impl FnOnce()) {
         if let Some(status) = child.try_wait().expect("waiting for the child") {
             break Some(status);
         }
-        if start.elapsed() > limits.time {
+        if start.elapsed() > limits.time * WALL_FACTOR {
             let _ = child.kill();
             let _ = child.wait();
             break None;
@@ -75,12 +86,12 @@ pub fn run_limited(name: &str, limits: Limits, body: impl FnOnce()) {
     match status {
         Some(s) if s.success() && !report.is_empty() => println!("{}", report.join("\n")),
         Some(s) => panic!(
-            "{name}: the child failed ({s}) under {} KiB of virtual memory:\n{out}\n{err}",
+            "{name}: the child failed ({s}) under {} KiB of virtual memory and {cpu_seconds} s of CPU time (a CPU-time kill shows as signal 9 or 24):\n{out}\n{err}",
             limits.memory_kib
         ),
         None => panic!(
-            "{name}: the child ran past {:?}; killed:\n{out}\n{err}",
-            limits.time
+            "{name}: the child ran past {:?} of wall-clock time; killed:\n{out}\n{err}",
+            limits.time * WALL_FACTOR
         ),
     }
 }

@@ -1,0 +1,381 @@
+//! A sketch of a key set: a strata estimator, and optionally an IBF, with
+//! the parameters both sides must share, in a versioned, checksummed file.
+//!
+//! File format, version 1 (every integer little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 8 | magic `RBNSKTCH` |
+//! | 4 | format version (1) |
+//! | 8 | key hash seed |
+//! | 8 | keys sketched |
+//! | 4, 4 | strata, cells per stratum (a multiple of 3) |
+//! | 20 × strata × cells | estimator cells: count (i32), id XOR (u64), check XOR (u64) |
+//! | 4, 4 | IBF cells (a multiple of 3; 0: no IBF), chunk bytes |
+//! | (28 + chunk) × cells | IBF cells: count (i32), key hash, meta, check (u64 each), chunk bytes |
+//! | 8 | XXPH3 (seed 0) of every byte before it |
+//!
+//! [`Sketch::from_bytes`] checks the magic, version, limits, the exact
+//! length the header implies and the checksum before it allocates, so a
+//! corrupt or hostile file is a one-line [`SketchError`], never a panic,
+//! and memory stays within a small multiple of the file's size.
+
+use crate::hashing::{self, HASH_COUNT};
+use crate::ibf::{DecodeError, Difference, Ibf, MAX_CELLS, MAX_CHUNK_BYTES};
+use crate::strata::{StrataEstimator, DEFAULT_STRATA, DEFAULT_STRATUM_CELLS, MAX_STRATA, MAX_STRATUM_CELLS};
+use crate::{recommended_cells, Mismatch};
+
+/// The first bytes of a sketch file.
+pub const MAGIC: &[u8; 8] = b"RBNSKTCH";
+/// The format version written.
+pub const VERSION: u32 = 1;
+/// The chunk size used when none is given: RocksDB keys up to 32 bytes take
+/// one element.
+pub const DEFAULT_CHUNK_BYTES: usize = 32;
+
+/// What both sides of a reconciliation must agree on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SketchParams {
+    /// Key hash seed.
+    pub seed: u64,
+    /// IBF cells (0: an estimator-only sketch, step 1 of the protocol).
+    pub cells: usize,
+    /// IBF chunk size in bytes.
+    pub chunk_bytes: usize,
+    /// Strata of the estimator.
+    pub strata: usize,
+    /// Cells per stratum.
+    pub stratum_cells: usize,
+}
+
+impl Default for SketchParams {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            cells: 0,
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+            strata: DEFAULT_STRATA,
+            stratum_cells: DEFAULT_STRATUM_CELLS,
+        }
+    }
+}
+
+/// A key set's sketch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sketch {
+    seed: u64,
+    keys: u64,
+    estimator: StrataEstimator,
+    ibf: Option<Ibf>,
+}
+
+/// A sketch file that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SketchError(pub String);
+
+impl std::fmt::Display for SketchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SketchError {}
+
+/// Why two sketches give no difference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffError {
+    /// They were made with different parameters.
+    Mismatch(Mismatch),
+    /// One of them holds no IBF (an estimator-only sketch).
+    NoIbf {
+        /// The estimated difference.
+        estimated: u64,
+        /// The IBF cells recommended for it.
+        recommended_cells: usize,
+    },
+    /// The IBFs could not list the difference.
+    TooLarge {
+        /// Why.
+        error: DecodeError,
+        /// The cells of these sketches.
+        cells: usize,
+        /// The estimated difference.
+        estimated: u64,
+        /// The IBF cells recommended for it (at least twice these).
+        recommended_cells: usize,
+    },
+}
+
+impl std::fmt::Display for DiffError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DiffError::Mismatch(m) => write!(f, "{m}"),
+            DiffError::NoIbf {
+                estimated,
+                recommended_cells,
+            } => write!(
+                f,
+                "a sketch holds only an estimator (made without --cells): the difference is about {estimated} keys; \
+                 sketch both sides with --cells {recommended_cells}"
+            ),
+            DiffError::TooLarge {
+                error,
+                cells,
+                estimated,
+                recommended_cells,
+            } => match error {
+                DecodeError::Incomplete { .. } => write!(
+                    f,
+                    "the difference (about {estimated} keys by the estimator) is larger than {cells}-cell sketches \
+                     can decode; sketch both sides with --cells {recommended_cells}"
+                ),
+                DecodeError::Inconsistent(_) => write!(f, "{error}"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for DiffError {}
+
+impl Sketch {
+    /// An empty sketch.
+    pub fn new(params: SketchParams) -> Self {
+        Self {
+            seed: params.seed,
+            keys: 0,
+            estimator: StrataEstimator::new(params.strata, params.stratum_cells),
+            ibf: (params.cells > 0).then(|| Ibf::new(params.cells, params.chunk_bytes, params.seed)),
+        }
+    }
+
+    /// The parameters it was made with.
+    pub fn params(&self) -> SketchParams {
+        SketchParams {
+            seed: self.seed,
+            cells: self.ibf.as_ref().map_or(0, Ibf::cells),
+            chunk_bytes: self.ibf.as_ref().map_or(DEFAULT_CHUNK_BYTES, Ibf::chunk_bytes),
+            strata: self.estimator.strata(),
+            stratum_cells: self.estimator.stratum_cells(),
+        }
+    }
+
+    /// Adds a key. Each key must be added once (a key file with repeated
+    /// keys is deduplicated first).
+    #[inline]
+    pub fn insert(&mut self, key: &[u8]) {
+        let h = hashing::key_hash(key, self.seed);
+        self.estimator.insert_hash(h);
+        if let Some(ibf) = &mut self.ibf {
+            ibf.insert_hashed(key, h);
+        }
+        self.keys += 1;
+    }
+
+    /// Keys added.
+    pub fn keys(&self) -> u64 {
+        self.keys
+    }
+
+    /// The estimator.
+    pub fn estimator(&self) -> &StrataEstimator {
+        &self.estimator
+    }
+
+    /// The IBF, when the sketch has one.
+    pub fn ibf(&self) -> Option<&Ibf> {
+        self.ibf.as_ref()
+    }
+
+    /// The estimated number of keys in exactly one of the two sets.
+    pub fn estimate_difference(&self, other: &Sketch) -> Result<u64, Mismatch> {
+        if self.seed != other.seed {
+            return Err(Mismatch::Seed);
+        }
+        self.estimator.estimate_difference(&other.estimator)
+    }
+
+    /// The keys only in `self`'s set and only in `other`'s.
+    pub fn diff(&self, other: &Sketch) -> Result<Difference, DiffError> {
+        let estimated = self.estimate_difference(other).map_err(DiffError::Mismatch)?;
+        let (Some(a), Some(b)) = (&self.ibf, &other.ibf) else {
+            return Err(DiffError::NoIbf {
+                estimated,
+                recommended_cells: recommended_cells(estimated),
+            });
+        };
+        let mut d = a.clone();
+        d.subtract(b).map_err(DiffError::Mismatch)?;
+        d.decode().map_err(|error| DiffError::TooLarge {
+            error,
+            cells: a.cells(),
+            estimated,
+            recommended_cells: recommended_cells(estimated).max(2 * a.cells()),
+        })
+    }
+
+    /// The file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&self.seed.to_le_bytes());
+        out.extend_from_slice(&self.keys.to_le_bytes());
+        out.extend_from_slice(&(self.estimator.strata() as u32).to_le_bytes());
+        out.extend_from_slice(&(self.estimator.stratum_cells() as u32).to_le_bytes());
+        for (count, id, check) in self.estimator.cell_parts() {
+            out.extend_from_slice(&count.to_le_bytes());
+            out.extend_from_slice(&id.to_le_bytes());
+            out.extend_from_slice(&check.to_le_bytes());
+        }
+        match &self.ibf {
+            None => {
+                out.extend_from_slice(&0u32.to_le_bytes());
+                out.extend_from_slice(&(DEFAULT_CHUNK_BYTES as u32).to_le_bytes());
+            }
+            Some(ibf) => {
+                let w = ibf.chunk_bytes();
+                out.extend_from_slice(&(ibf.cells() as u32).to_le_bytes());
+                out.extend_from_slice(&(w as u32).to_le_bytes());
+                for i in 0..ibf.cells() {
+                    let c = ibf.cell_parts(i);
+                    out.extend_from_slice(&c.count.to_le_bytes());
+                    out.extend_from_slice(&c.key_hash.to_le_bytes());
+                    out.extend_from_slice(&c.meta.to_le_bytes());
+                    out.extend_from_slice(&c.check.to_le_bytes());
+                    out.extend_from_slice(&crate::ibf::chunk_bytes(c.chunk, w));
+                }
+            }
+        }
+        let sum = hashing::key_hash(&out, 0);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Reads a sketch file's bytes (see the module docs for what is
+    /// checked).
+    pub fn from_bytes(data: &[u8]) -> Result<Self, SketchError> {
+        let bad = |what: &str| SketchError(format!("not a valid sketch: {what}"));
+        if data.len() < 8 || &data[..8] != MAGIC {
+            return Err(SketchError("not a sketch file (no RBNSKTCH magic)".into()));
+        }
+        let mut r = Cursor { data, pos: 8 };
+        let version = r.u32().ok_or_else(|| bad("truncated header"))?;
+        if version != VERSION {
+            return Err(SketchError(format!(
+                "sketch format version {version} is not supported (this build reads version {VERSION})"
+            )));
+        }
+        let (body, sum) = data.split_at(data.len().saturating_sub(8).max(12));
+        if sum.len() != 8
+            || hashing::key_hash(body, 0) != u64::from_le_bytes(sum.try_into().unwrap_or([0; 8]))
+        {
+            return Err(bad("checksum mismatch (corrupt or truncated file)"));
+        }
+        let seed = r.u64().ok_or_else(|| bad("truncated header"))?;
+        let keys = r.u64().ok_or_else(|| bad("truncated header"))?;
+        let strata = r.u32().ok_or_else(|| bad("truncated header"))? as usize;
+        let stratum_cells = r.u32().ok_or_else(|| bad("truncated header"))? as usize;
+        if !(1..=MAX_STRATA).contains(&strata)
+            || !(HASH_COUNT..=MAX_STRATUM_CELLS).contains(&stratum_cells)
+            || !stratum_cells.is_multiple_of(HASH_COUNT)
+        {
+            return Err(bad("estimator shape out of range"));
+        }
+        let n = strata * stratum_cells;
+        if r.left(body.len()) < n * 20 + 8 {
+            return Err(bad("truncated estimator"));
+        }
+        // The length was checked above: these reads cannot fail.
+        let cells = (0..n).map(|_| {
+            let count = r.u32().unwrap_or(0) as i32;
+            (count, r.u64().unwrap_or(0), r.u64().unwrap_or(0))
+        });
+        let estimator = StrataEstimator::from_cells(strata, cells);
+        let cells = r.u32().ok_or_else(|| bad("truncated IBF header"))? as usize;
+        let w = r.u32().ok_or_else(|| bad("truncated IBF header"))? as usize;
+        if cells > MAX_CELLS || !cells.is_multiple_of(HASH_COUNT) || !(1..=MAX_CHUNK_BYTES).contains(&w) {
+            return Err(bad("IBF shape out of range"));
+        }
+        let expected = cells
+            .checked_mul(28 + w)
+            .ok_or_else(|| bad("IBF shape out of range"))?;
+        if r.left(body.len()) != expected {
+            return Err(bad("the IBF's length is not what its header says"));
+        }
+        let ibf = (cells > 0).then(|| {
+            let mut ibf = Ibf::with_shape(seed, cells, w);
+            for i in 0..cells {
+                // The length was checked above: these reads cannot fail.
+                let count = r.u32().unwrap_or(0) as i32;
+                let key_hash = r.u64().unwrap_or(0);
+                let meta = r.u64().unwrap_or(0);
+                let check = r.u64().unwrap_or(0);
+                ibf.set_cell(i, count, key_hash, meta, check, r.bytes(w).unwrap_or(&[]));
+            }
+            ibf
+        });
+        Ok(Self {
+            seed,
+            keys,
+            estimator,
+            ibf,
+        })
+    }
+}
+
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let out = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(out)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        self.bytes(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        self.bytes(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    }
+
+    /// Bytes left before `end`.
+    fn left(&self, end: usize) -> usize {
+        end.saturating_sub(self.pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_every_corruption() {
+        let mut s = Sketch::new(SketchParams {
+            cells: 30,
+            stratum_cells: 12,
+            strata: 4,
+            chunk_bytes: 5,
+            seed: 9,
+        });
+        for k in [&b"a"[..], b"bb", b"a much longer key"] {
+            s.insert(k);
+        }
+        let bytes = s.to_bytes();
+        assert_eq!(Sketch::from_bytes(&bytes).unwrap(), s);
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert!(Sketch::from_bytes(&b).is_err(), "flip at {i}");
+        }
+        for n in 0..bytes.len() {
+            assert!(Sketch::from_bytes(&bytes[..n]).is_err(), "truncated to {n}");
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! The sketch file's bytes for fixed inputs are pinned: a change to the
+//! hashing, the cell layout or the serialisation that would make sketches
+//! of two builds incomparable fails here.
+
+use ribbon_reconcile::{Sketch, SketchParams};
+
+fn sketch(params: SketchParams, keys: u64) -> Sketch {
+    let mut s = Sketch::new(params);
+    for i in 0..keys {
+        // Lengths 0 to 99: empty keys, one chunk and many chunks.
+        let len = (i * 7 % 100) as usize;
+        let k: Vec<u8> = (0..len)
+            .map(|j| (i as u8).wrapping_mul(31).wrapping_add(j as u8))
+            .collect();
+        s.insert(&k);
+    }
+    s
+}
+
+#[test]
+fn sketch_bytes_are_pinned() {
+    let cases = [
+        (
+            SketchParams {
+                cells: 90,
+                ..SketchParams::default()
+            },
+            40,
+        ),
+        (
+            SketchParams {
+                cells: 30,
+                chunk_bytes: 5,
+                strata: 4,
+                stratum_cells: 12,
+                seed: 9,
+            },
+            25,
+        ),
+        (SketchParams::default(), 1000),
+    ];
+    let got: Vec<u64> = cases
+        .iter()
+        .map(|&(p, n)| ribbon::hash::hash64(&sketch(p, n).to_bytes(), 0))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            0xd352_8c8e_9bdc_d656,
+            0x3c98_3458_24c1_d8c4,
+            0xd41e_fe32_a129_bfba
+        ]
+    );
+}

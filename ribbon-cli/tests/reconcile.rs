@@ -1,0 +1,130 @@
+//! `ribbon reconcile` and `ribbon db` end to end on files this test writes
+//! (the databases RocksDB writes are in the root package's
+//! `tests/reconcile_db.rs`): keys files and SST files from the corpus are
+//! sketched and diffed, a too small sketch says how large one is needed,
+//! and bad sketches are one-line errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ribbon(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args(args)
+        .output()
+        .expect("run ribbon")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = ribbon(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn err(args: &[&str]) -> String {
+    let o = ribbon(args);
+    assert_eq!(o.status.code(), Some(1), "{args:?}");
+    let e = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    e
+}
+
+fn write_keys(dir: &Path, name: &str, keys: impl Iterator<Item = String>) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, keys.map(|k| k + "\n").collect::<String>()).unwrap();
+    p.display().to_string()
+}
+
+fn s(p: &PathBuf) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn keys_files_diff_exactly_and_too_small_sketches_say_what_is_needed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = write_keys(
+        tmp.path(),
+        "a",
+        (0..5000)
+            .map(|i| format!("k{i}"))
+            .chain(["dup".into(), "dup".into()]),
+    );
+    let b = write_keys(
+        tmp.path(),
+        "b",
+        (40..5030).map(|i| format!("k{i}")).chain(["dup".into()]),
+    );
+    let (sa, sb) = (tmp.path().join("a.sk"), tmp.path().join("b.sk"));
+    ok(&["reconcile", "sketch", &a, "--out", s(&sa)]);
+    ok(&["reconcile", "sketch", &b, "--out", s(&sb)]);
+    let out = ok(&["reconcile", "diff", s(&sa), s(&sb)]);
+    let mut expected: Vec<String> = (0..40).map(|i| format!("< k{i}")).collect();
+    expected.sort();
+    let mut only_b: Vec<String> = (5000..5030).map(|i| format!("> k{i}")).collect();
+    only_b.sort();
+    expected.extend(only_b);
+    assert_eq!(out.lines().collect::<Vec<_>>(), expected);
+    // Hex output.
+    let hex = ok(&["reconcile", "diff", s(&sa), s(&sb), "--hex"]);
+    assert!(hex.starts_with("< 6b30\n"), "{hex}");
+    // Tiny sketches: the difference is too large, and the message says
+    // how large a sketch to make.
+    let (ta, tb) = (tmp.path().join("ta.sk"), tmp.path().join("tb.sk"));
+    ok(&["reconcile", "sketch", &a, "--out", s(&ta), "--cells", "30"]);
+    ok(&["reconcile", "sketch", &b, "--out", s(&tb), "--cells", "30"]);
+    let e = err(&["reconcile", "diff", s(&ta), s(&tb)]);
+    assert!(
+        e.contains("larger than 30-cell sketches") && e.contains("--cells "),
+        "{e}"
+    );
+    // The two-step protocol: estimator-only sketches, then the estimate.
+    let (ea, eb) = (tmp.path().join("ea.sk"), tmp.path().join("eb.sk"));
+    ok(&["reconcile", "sketch", &a, "--out", s(&ea), "--cells", "0"]);
+    ok(&["reconcile", "sketch", &b, "--out", s(&eb), "--cells", "0"]);
+    let est = ok(&["reconcile", "estimate", s(&ea), s(&eb)]);
+    assert!(
+        est.starts_with("estimated difference: 70 keys\nsketch both sides with: --cells "),
+        "{est}"
+    );
+    let e = err(&["reconcile", "diff", s(&ea), s(&eb)]);
+    assert!(e.contains("only an estimator"), "{e}");
+    // Different sizes, a corrupt file, a file that is no sketch.
+    let e = err(&["reconcile", "diff", s(&sa), s(&tb)]);
+    assert!(e.contains("different sizes"), "{e}");
+    let mut bytes = std::fs::read(&sa).unwrap();
+    bytes[100] ^= 1;
+    std::fs::write(&ta, &bytes).unwrap();
+    let e = err(&["reconcile", "diff", s(&ta), s(&sb)]);
+    assert!(e.contains("checksum mismatch"), "{e}");
+    let e = err(&["reconcile", "diff", &a, s(&sb)]);
+    assert!(e.contains("not a sketch file"), "{e}");
+}
+
+#[test]
+fn sst_files_sketch_their_keys() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sst/tests/corpus");
+    let sst = corpus.join("full_ribbon_fv7_zstd_xxh3.sst");
+    let tmp = tempfile::tempdir().unwrap();
+    let (sa, sb) = (tmp.path().join("a.sk"), tmp.path().join("b.sk"));
+    ok(&["reconcile", "sketch", s(&sst), "--out", s(&sa), "--cells", "0"]);
+    // The same file against an empty keys file: the estimate is its key count.
+    let empty = write_keys(tmp.path(), "empty", std::iter::empty());
+    ok(&["reconcile", "sketch", &empty, "--out", s(&sb), "--cells", "0"]);
+    let est = ok(&["reconcile", "estimate", s(&sa), s(&sb)]);
+    let n: u64 = est.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!(n > 0, "{est}");
+    // A directory that is no database.
+    let e = err(&[
+        "reconcile",
+        "sketch",
+        tmp.path().to_str().unwrap(),
+        "--out",
+        s(&sa),
+    ]);
+    assert!(e.contains("CURRENT"), "{e}");
+    let e = err(&["db", "query", tmp.path().to_str().unwrap(), "--keys", &empty]);
+    assert!(e.contains("CURRENT"), "{e}");
+}

@@ -1,0 +1,535 @@
+//! Balanced Ribbon (section 6 of Dillinger and Walzer, 2021): one contiguous
+//! Standard (or Homogeneous) ribbon, soft-sharded, where every key has a
+//! primary and a secondary location and is "bumped" to the secondary one
+//! when its primary shard is full.
+//!
+//! # Geometry
+//!
+//! The `num_starts = m - w + 1` start positions of the ribbon are cut into
+//! `s = 2^b` *soft shards* in the paper's levels: level 1 is shards
+//! `0 .. s/2`, level 2 the next `s/4`, …, level `b` one shard, and the last
+//! shard comes after them. The shards of a level have the same number of
+//! starts (sized during construction for the keys that reach the level);
+//! the last shard has the rest (`last_starts`). A shard is a range of
+//! starts, not of memory: the equations of one shard reach `w - 1` slots
+//! into the next, so neighbouring shards share slots and no space is lost
+//! at their borders (the paper's "soft sharding", section 5.4).
+//!
+//! # Locations of a key
+//!
+//! From the seeded 64-bit hash `h` of a key (the Standard hasher's
+//! [`Hasher::hash`]) and a second mix `g` of it ([`mix`]):
+//!
+//! * **primary shard** `u`: the top `b` bits of `h`; when `u` is in the
+//!   second half and the top 16 bits of `g` are below `redirect` (`α·2^16`),
+//!   `u - s/2` instead. Level-1 shards then get relative weight `1 + α`, the
+//!   others `1 - α`: the paper's overloading of level 1, so that every
+//!   level has more keys than room and each shard can be filled.
+//! * **primary start**: `first_start(u) + fastrange32(next 32 bits of h, starts(u))`.
+//! * **bucket** `0 .. 16`: from bits 32..48 of `g`, geometric with ratio
+//!   `2^-0.5` (bucket `k` holds about `0.29 · 2^(-k/2)` of a shard's
+//!   keys; the last bucket the tail), the paper's choice for selecting
+//!   how many keys a shard takes.
+//! * **secondary start**: uniform over the starts of the next level (the
+//!   last shard after level `b`): `fastrange32(low 32 bits of g, …)`. A
+//!   uniform choice, as in the paper, spreads each shard's bumped keys over
+//!   the next level, so their number per shard does not build up from level
+//!   to level.
+//!
+//! The coefficient row and the result row are the Standard hasher's, the
+//! same at both locations.
+//!
+//! # Metadata and queries
+//!
+//! Each shard stores a 16-bit *mask*, one bit per bucket: a key whose
+//! primary shard is `u` and bucket `k` sits at its primary start when bit
+//! `k` of `mask[u]` is set, at its secondary start otherwise. The last
+//! shard's mask is all ones: it keeps all of its keys. A query therefore
+//! reads one bit of metadata (16 bits per shard of one to two thousand
+//! keys: about 0.01 bits per key) and then one or two words per result
+//! column, like a Standard Ribbon query.
+//!
+//! # Construction
+//!
+//! See [`build`]. Levels are banded in order into one
+//! [`crate::alg::Banding`]: first the keys bumped into the level (they must
+//! all fit; otherwise the seed fails), then shard by shard the primary keys
+//! bucket by bucket, largest first (the largest, up to 90 % of the shard,
+//! in one sweep in start order). A bucket that does not fit entirely is
+//! taken back ([`crate::alg::Banding::clear_slot`] on the slots its keys
+//! were stored at, which [`crate::alg::BandingObserver::store`] reports)
+//! and bumped to the next level as a whole; the incremental banding makes
+//! this backtracking cheap. The last shard takes everything left and is
+//! sized for it like a Standard Ribbon filter once its keys are known.
+//!
+//! Each level is sized from the keys that reach it (its own primary keys
+//! and those bumped from the level before), so that every shard again has
+//! about `α n / 2^b` keys more than room (see `ShardPlan::level_slots`); an error in the assumed share of
+//! empty slots is then corrected at the next level instead of doubling
+//! from level to level (which, with one size for all shards, overwhelmed
+//! the deepest shards at 10^7 keys).
+//!
+//! # Cost
+//!
+//! Filling shards to about 99.4 % makes Gaussian elimination longer: at
+//! 10^6 keys and r = 7, Balanced width 64 performed 16.1 million
+//! elimination steps (XORs with a stored row) against 6.2 million for
+//! Standard width 128 (measured with a [`crate::alg::BandingObserver`];
+//! the order of the adds hardly changes the total), so its construction
+//! takes about 1.5 times as long. Taking buckets back costs little: about
+//! one failed bucket per shard, under 1 % of the adds.
+
+pub(crate) mod build;
+
+use crate::alg::{CoeffRow, RibbonSettings};
+use crate::arch;
+use crate::batch::answer_in_batches;
+use crate::math::fast_range32;
+use crate::solution::{InterleavedLayout, QuerySite};
+use crate::standard::Hasher;
+
+/// Buckets per shard: one bit of metadata each.
+pub(crate) const BUCKETS: u32 = 16;
+/// The mask that keeps every key of a shard.
+pub(crate) const KEEP_ALL: u16 = u16::MAX;
+/// The most shards (`2^24`): thresholds of 32 MiB at most.
+pub(crate) const MAX_SHARD_BITS: u32 = 24;
+
+/// Entries of the level tables: the levels, the last shard and its copy.
+const LEVEL_ENTRIES: usize = MAX_SHARD_BITS as usize + 2;
+
+/// The second hash of a key, from its seeded hash `h`: bucket, redirect
+/// test and secondary start.
+#[inline(always)]
+pub(crate) fn mix(h: u64) -> u64 {
+    let g = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    g ^ (g >> 32)
+}
+
+/// The soft shards of one Balanced filter (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    /// `b`: there are `2^b` shards, in `b` levels and the last shard.
+    pub(crate) shard_bits: u32,
+    /// `α·2^16`: the chance that a key drawn for a later level goes to
+    /// level 1 instead.
+    pub(crate) redirect: u32,
+    /// Starts per shard of each level (index 0 is level 1), sized during
+    /// construction from the keys that reach the level; index `b` is the
+    /// last shard and `b + 1` a copy of it, so that queries look both up
+    /// without a branch.
+    pub(crate) level_slots: [u32; LEVEL_ENTRIES],
+    /// First start of each level (with the last shard as above).
+    pub(crate) level_first: [u32; LEVEL_ENTRIES],
+    /// First start of the last shard.
+    pub(crate) last_first: u32,
+    /// Starts of the last shard (at least 1).
+    pub(crate) last_starts: u32,
+}
+
+/// The bucket of second hash `g`: `2k` or `2k + 1` for 16 bits with `k`
+/// leading zeros, the odd one below `√2 · 2^(15-k)` (a geometric
+/// distribution of ratio `2^-0.5`), at most `BUCKETS - 1`.
+#[inline(always)]
+pub(crate) fn bucket(g: u64) -> u32 {
+    let x = ((g >> 32) as u32 & 0xFFFF) | 1;
+    let lz = x.leading_zeros();
+    let normalized = x << lz;
+    let b = 2 * (lz - 16) + u32::from(normalized < 0xB504_F334);
+    b.min(BUCKETS - 1)
+}
+
+impl Geometry {
+    /// `2^shard_bits` shards with redirect `redirect`; no level sized yet.
+    pub(crate) fn new(shard_bits: u32, redirect: u32) -> Self {
+        Self {
+            shard_bits,
+            redirect,
+            level_slots: [0; LEVEL_ENTRIES],
+            level_first: [0; LEVEL_ENTRIES],
+            last_first: 0,
+            last_starts: 0,
+        }
+    }
+
+    /// Number of shards, `2^b`.
+    #[inline(always)]
+    pub(crate) fn num_shards(&self) -> u32 {
+        1 << self.shard_bits
+    }
+
+    /// The last shard's index.
+    #[inline(always)]
+    pub(crate) fn last_shard(&self) -> u32 {
+        self.num_shards() - 1
+    }
+
+    /// Number of levels before the last shard, `b`.
+    pub(crate) fn num_levels(&self) -> u32 {
+        self.shard_bits
+    }
+
+    /// The level (0 for level 1) of a shard: its leading one bits among
+    /// `b` (`b` for the last shard).
+    #[inline(always)]
+    pub(crate) fn level_of(&self, shard: u32) -> u32 {
+        (!(shard << 1 << (31 - self.shard_bits))).leading_zeros()
+    }
+
+    /// The first shard of level `level` (0-based; `b` gives the last shard).
+    #[inline(always)]
+    pub(crate) fn level_first_shard(&self, level: u32) -> u32 {
+        self.num_shards() - (self.num_shards() >> level)
+    }
+
+    /// Valid starts of the whole ribbon, `num_slots - w + 1`.
+    pub(crate) fn num_starts(&self) -> u64 {
+        u64::from(self.last_first) + u64::from(self.last_starts)
+    }
+
+    /// Sets the starts per shard of `level`, after the levels before it.
+    pub(crate) fn set_level(&mut self, level: u32, slots: u32) {
+        let l = level as usize;
+        let first = if l == 0 {
+            0
+        } else {
+            self.level_first[l - 1] + self.level_slots[l - 1] * (self.num_shards() >> l)
+        };
+        self.level_first[l] = first;
+        self.level_slots[l] = slots;
+        self.last_first = first + slots * (self.num_shards() >> (l + 1));
+        self.set_last_starts(self.last_starts);
+    }
+
+    /// Sets the starts of the last shard (after the levels).
+    pub(crate) fn set_last_starts(&mut self, starts: u32) {
+        self.last_starts = starts;
+        let b = self.shard_bits as usize;
+        for entry in b..b + 2 {
+            self.level_first[entry] = self.last_first;
+            self.level_slots[entry] = starts;
+        }
+    }
+
+    /// Shards in level `level` (0-based), the last shard counting as level
+    /// `b` of one shard.
+    #[inline(always)]
+    fn shards_in_level(&self, level: u32) -> u32 {
+        (self.num_shards() >> 1 >> level).max(1)
+    }
+
+    /// First start and number of starts of shard `shard`.
+    #[inline(always)]
+    pub(crate) fn range_of(&self, shard: u32) -> (u32, u32) {
+        let level = self.level_of(shard);
+        let slots = self.level_slots[level as usize];
+        let index = shard - self.level_first_shard(level);
+        (self.level_first[level as usize] + index * slots, slots)
+    }
+
+    /// The starts of the level after `level` (the last shard after the
+    /// last level): first start and number of starts.
+    #[inline(always)]
+    pub(crate) fn next_level_range(&self, level: u32) -> (u32, u32) {
+        let next = level + 1;
+        (
+            self.level_first[next as usize],
+            self.level_slots[next as usize] * self.shards_in_level(next),
+        )
+    }
+
+    /// The primary start of seeded hash `h` with second hash `g = mix(h)`
+    /// (its shard's level sized).
+    #[inline(always)]
+    pub(crate) fn primary_start(&self, h: u64, g: u64) -> u32 {
+        self.start_in_shard(self.primary_shard(h, g), h)
+    }
+
+    /// The start of seeded hash `h` in shard `u`: the 32 bits of `h` after
+    /// its shard bits, onto the shard's starts.
+    #[inline(always)]
+    pub(crate) fn start_in_shard(&self, u: u32, h: u64) -> u32 {
+        let (first, starts) = self.range_of(u);
+        first + fast_range32(((h << self.shard_bits) >> 32) as u32, starts)
+    }
+
+    /// The primary shard of seeded hash `h` with second hash `g`.
+    #[inline(always)]
+    pub(crate) fn primary_shard(&self, h: u64, g: u64) -> u32 {
+        let half = self.num_shards() / 2;
+        // Top `b` bits (0 when b = 0).
+        let u = (h >> 1 >> (63 - self.shard_bits)) as u32;
+        // Branch-free: the redirect is a coin flip (with `b = 0`, `half`
+        // is 0 and so is the change).
+        let redirected = (u >= half) & (((g >> 48) as u32) < self.redirect);
+        u - half * u32::from(redirected)
+    }
+
+    /// The secondary start of a key with second hash `g` whose primary
+    /// shard is `shard` (not the last): uniform over the starts of the
+    /// next level.
+    #[inline(always)]
+    pub(crate) fn secondary_start(&self, shard: u32, g: u64) -> u32 {
+        let (first, starts) = self.next_level_range(self.level_of(shard));
+        first + fast_range32(g as u32, starts)
+    }
+
+    /// The shard of start `start`, which lies in the level after `level`.
+    pub(crate) fn shard_in_next_level(&self, level: u32, start: u32) -> u32 {
+        let next = level + 1;
+        if next >= self.num_levels() {
+            return self.last_shard();
+        }
+        let (first, _) = self.next_level_range(level);
+        self.level_first_shard(next) + (start - first) / self.level_slots[next as usize]
+    }
+}
+
+/// Bytes of a Balanced filter's metadata after its solution: one `u16`
+/// mask per shard, then one `u32` shard size (starts) per level.
+pub(crate) fn metadata_len(g: &Geometry) -> usize {
+    2 * g.num_shards() as usize + 4 * g.num_levels() as usize
+}
+
+/// Writes the masks and the level sizes of `g` into `out`
+/// (`metadata_len(g)` bytes).
+pub(crate) fn write_metadata(g: &Geometry, masks: &[u16], out: &mut [u8]) {
+    let (mask_bytes, level_bytes) = out.split_at_mut(2 * masks.len());
+    for (o, m) in mask_bytes.chunks_exact_mut(2).zip(masks) {
+        o.copy_from_slice(&m.to_le_bytes());
+    }
+    for (o, l) in level_bytes.chunks_exact_mut(4).zip(&g.level_slots) {
+        o.copy_from_slice(&l.to_le_bytes());
+    }
+}
+
+/// Reads the level sizes of `metadata_len(g)` bytes of metadata into `g`
+/// (its shard bits and last shard set). Returns `None` when a level size
+/// or the sum of starts overflows `u32`.
+pub(crate) fn read_levels(g: &mut Geometry, meta: &[u8]) -> Option<()> {
+    let levels = &meta[2 * g.num_shards() as usize..];
+    let mut end = 0u64;
+    for level in 0..g.num_levels() {
+        let at = 4 * level as usize;
+        let slots = u32::from_le_bytes(levels.get(at..at + 4)?.try_into().ok()?);
+        end += u64::from(slots) * u64::from(g.num_shards() >> (level + 1));
+        if slots == 0 || end > u64::from(u32::MAX) {
+            return None;
+        }
+        g.set_level(level, slots);
+    }
+    Some(())
+}
+
+/// Reads the mask of shard `shard` from the metadata (`KEEP_ALL` past its
+/// end, which a parsed file never has).
+#[inline(always)]
+pub(crate) fn mask(meta: &[u8], shard: u32) -> u16 {
+    let at = shard as usize * 2;
+    meta.get(at..at + 2)
+        .map_or(KEEP_ALL, |t| u16::from_le_bytes([t[0], t[1]]))
+}
+
+/// What a query of a Balanced filter needs for one settings type.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BalancedState<S: RibbonSettings> {
+    layout: InterleavedLayout<S>,
+    hasher: Hasher<S>,
+    geometry: Geometry,
+    solution_len: usize,
+}
+
+impl<S: RibbonSettings> BalancedState<S> {
+    /// The query state of `num_blocks >= 1` blocks of solution in
+    /// `solution_len` bytes, banded with ordinal seed `seed`.
+    pub(crate) fn new(num_blocks: u32, solution_len: usize, seed: u32, geometry: Geometry) -> Self {
+        Self {
+            layout: InterleavedLayout::for_num_blocks(num_blocks, solution_len),
+            hasher: Hasher::with_ordinal_seed(seed),
+            geometry,
+            solution_len,
+        }
+    }
+
+    pub(crate) fn layout(&self) -> &InterleavedLayout<S> {
+        &self.layout
+    }
+
+    /// Where the query of seeded hash `h` reads (as
+    /// [`InterleavedLayout::prepare_query`] for a given start).
+    #[inline(always)]
+    fn site(&self, meta: &[u8], h: u64) -> QuerySite {
+        let g = mix(h);
+        let geometry = &self.geometry;
+        let u = geometry.primary_shard(h, g);
+        // Both starts, then a branch-free choice: which one a key takes is
+        // unpredictable, and a mispredicted branch here would stall the
+        // memory reads that batched and back-to-back queries overlap.
+        let keep = u32::from(mask(meta, u)) >> bucket(g) & 1;
+        let primary = geometry.start_in_shard(u, h);
+        let secondary = geometry.secondary_start(u, g);
+        let choose_primary = keep.wrapping_neg();
+        site_at(
+            &self.layout,
+            (primary & choose_primary) | (secondary & !choose_primary),
+        )
+    }
+
+    /// Whether the key with hash `key_hash` may be in the set; `payload` is
+    /// the solution followed by the thresholds.
+    #[inline(always)]
+    pub(crate) fn contains_hash(&self, payload: &[u8], key_hash: u64) -> bool {
+        let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
+        let h = self.hasher.hash(key_hash);
+        let site = self.site(meta, h);
+        self.layout.filter_query(&self.hasher, h, site, solution)
+    }
+
+    /// Batched queries, every site of a batch prefetched before any is read.
+    pub(crate) fn contains_hashes(&self, payload: &[u8], hashes: &[u64], out: &mut [bool]) {
+        let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
+        answer_in_batches(
+            hashes,
+            out,
+            |k| {
+                let h = self.hasher.hash(k);
+                let site = self.site(meta, h);
+                arch::prefetch(solution, site.segment_num as usize * S::CoeffRow::BYTES);
+                (h, site)
+            },
+            |(h, site)| self.layout.filter_query(&self.hasher, h, site, solution),
+        );
+    }
+}
+
+/// The query site of start slot `start` in `layout`: the arithmetic of
+/// [`InterleavedLayout::prepare_query`] (`crate::solution`) for a start
+/// that Balanced Ribbon computes itself.
+#[inline(always)]
+pub(crate) fn site_at<S: RibbonSettings>(layout: &InterleavedLayout<S>, start: u32) -> QuerySite {
+    let w = S::CoeffRow::BITS;
+    let block = start / w;
+    let upper_start_block = layout.upper_start_block();
+    let mut num_columns = layout.upper_num_columns();
+    let segment_num = block
+        .wrapping_mul(num_columns)
+        .wrapping_sub(block.min(upper_start_block));
+    if block < upper_start_block {
+        num_columns -= 1;
+    }
+    QuerySite {
+        segment_num,
+        num_columns,
+        start_bit: start % w,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alg::Settings;
+    use crate::standard::Hasher;
+
+    type W64 = Settings<u64, true, false, false>;
+
+    #[test]
+    fn site_at_matches_prepare_query() {
+        for (blocks, len) in [
+            (10u32, 10 * 7 * 8),
+            (10, 10 * 7 * 8 + 3 * 8),
+            (37, 37 * 3 * 8 - 5 * 8),
+        ] {
+            let layout = InterleavedLayout::<W64>::for_num_blocks(blocks, len);
+            let hasher = Hasher::<W64>::with_ordinal_seed(1);
+            for k in 0..5000u64 {
+                let h = hasher.hash(k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let start = hasher.start(h, layout.num_starts());
+                assert_eq!(site_at(&layout, start), layout.prepare_query(&hasher, h));
+            }
+        }
+    }
+
+    #[test]
+    fn buckets_are_geometric() {
+        let mut counts = [0u32; BUCKETS as usize];
+        let n = 1u64 << 22;
+        for k in 0..n {
+            counts[bucket(mix(k.wrapping_mul(0x9E37_79B9_7F4A_7C15))) as usize] += 1;
+        }
+        for (b, &c) in counts.iter().enumerate() {
+            let p = if b + 1 < BUCKETS as usize {
+                (1.0 - 0.5f64.sqrt()) * (-(b as f64) / 2.0).exp2()
+            } else {
+                (-(b as f64) / 2.0).exp2()
+            };
+            let expected = p * n as f64;
+            assert!(
+                (f64::from(c) - expected).abs() < 6.0 * expected.sqrt() + 0.02 * expected,
+                "bucket {b}: {c} vs {expected}"
+            );
+        }
+    }
+
+    /// A geometry of `2^bits` shards with every level sized.
+    fn sized(bits: u32, slots: u32, last: u32, redirect: u32) -> Geometry {
+        let mut g = Geometry::new(bits, redirect);
+        for level in 0..bits {
+            g.set_level(level, slots + level);
+        }
+        g.set_last_starts(last);
+        g
+    }
+
+    #[test]
+    fn levels_tile_the_starts() {
+        for bits in 0..8 {
+            let g = sized(bits, 100, 70, 8000);
+            let mut next = 0;
+            for shard in 0..g.num_shards() {
+                let (first, starts) = g.range_of(shard);
+                assert_eq!(first, next, "bits {bits} shard {shard}");
+                next = first + starts;
+                if shard + 1 < g.num_shards() {
+                    let level = g.level_of(shard);
+                    assert!(shard >= g.level_first_shard(level) && shard < g.level_first_shard(level + 1));
+                    assert_eq!(starts, 100 + level);
+                }
+            }
+            assert_eq!(u64::from(next), g.num_starts());
+            assert_eq!(g.range_of(g.last_shard()), (g.last_first, 70));
+        }
+    }
+
+    #[test]
+    fn locations_stay_in_their_shards_and_level_one_is_overloaded() {
+        let g = sized(4, 1000, 700, 1 << 13);
+        let mut per_shard = [0u32; 16];
+        for k in 0..400_000u64 {
+            let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (k << 7);
+            let x = mix(h);
+            let u = g.primary_shard(h, x);
+            let start = g.primary_start(h, x);
+            per_shard[u as usize] += 1;
+            let (first, starts) = g.range_of(u);
+            assert!(start >= first && start < first + starts);
+            assert!(bucket(x) < BUCKETS);
+            if u != g.last_shard() {
+                let level = g.level_of(u);
+                let second = g.secondary_start(u, x);
+                let (next_first, next_starts) = g.next_level_range(level);
+                assert!(second >= next_first && second < next_first + next_starts);
+                let p = g.shard_in_next_level(level, second);
+                let (pf, ps) = g.range_of(p);
+                assert!(second >= pf && second < pf + ps, "shard {p} of start {second}");
+            }
+        }
+        // α = 1/8: level 1 shards get 1.125/16 of the keys, the others 0.875/16.
+        for (j, &c) in per_shard.iter().enumerate() {
+            let expected = if j < 8 { 1.125 } else { 0.875 } * 400_000.0 / 16.0;
+            assert!(
+                (f64::from(c) - expected).abs() < 5.0 * expected.sqrt(),
+                "shard {j}: {c}"
+            );
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! Live keys: the internal keys of the memtable and of every live SST file
+//! merged in user-key order, each user key decided by its newest entry, as
+//! RocksDB's `Get` decides it: the memtable first, then the L0 files newest
+//! first, then each level in turn (a key in a higher source is always newer
+//! than the same key below it), and within one file the entry with the
+//! highest sequence number (the first, in internal-key order).
+//!
+//! Ported in spirit from RocksDB's `table/merging_iterator.cc` and
+//! `db/db_iter.cc` (`FindNextUserEntry`: a deletion hides the older entries
+//! of its key).
+//!
+//! Memory: one data block per source (the keys of the block being read),
+//! plus the memtable. Each file's walk charges its data blocks and keys to
+//! the budgets of [`crate::SstFile::for_each_data_key`], so the time is
+//! linear in the files' sizes whatever their bytes. Keys out of internal-key
+//! order in a file, or files of one level that overlap, are an error (the
+//! merge would otherwise miss a deletion).
+
+use super::blocks;
+use super::error::DbError;
+use super::wal::EntryKind;
+use crate::block_entries::{EntryIter, ValueFormat};
+use crate::budget::ReadBudget;
+use crate::error::{BlockKind, Error};
+use crate::handle::BlockHandle;
+use crate::key::{self, Comparator};
+use crate::table::SstFile;
+use core::cmp::Ordering;
+
+/// What an internal key's type byte says about its user key.
+#[inline]
+pub fn entry_kind(value_type: u8) -> Result<EntryKind, String> {
+    match value_type {
+        // Value, merge, blob index, wide-column entity, value with preferred seqno.
+        0x1 | 0x2 | 0x11 | 0x16 | 0x18 => Ok(EntryKind::Value),
+        // Deletion, single deletion, deletion with timestamp.
+        0x0 | 0x7 | 0x14 => Ok(EntryKind::Deletion),
+        t => Err(format!("an entry of value type {t:#x} in a data block")),
+    }
+}
+
+/// The entries of one data block: user keys back to back, with (end, kind).
+#[derive(Debug, Default)]
+struct BlockKeys {
+    bytes: Vec<u8>,
+    entries: Vec<(usize, u64)>,
+    next: usize,
+}
+
+/// A pull cursor over the internal keys of one SST file.
+pub(crate) struct FileCursor {
+    name: String,
+    sst: SstFile,
+    blocks: Vec<BlockHandle>,
+    next_block: usize,
+    keys: BlockKeys,
+    data_budget: ReadBudget,
+    key_budget: ReadBudget,
+    comparator: Comparator,
+    previous: Vec<u8>,
+    has_previous: bool,
+}
+
+impl FileCursor {
+    pub(crate) fn open(sst: SstFile, name: String, comparator: Comparator) -> Result<Self, DbError> {
+        if sst
+            .metaindex()
+            .iter()
+            .any(|(n, _)| n == crate::table::RANGE_DEL_BLOCK.as_bytes())
+        {
+            return Err(DbError::unsupported(format!(
+                "{name} holds range deletions (DeleteRange), which this reader does not apply; compact the range first"
+            )));
+        }
+        let blocks = sst.data_block_handles().map_err(|error| DbError::Sst {
+            file: name.clone(),
+            error,
+        })?;
+        let len = sst.file_len();
+        let raw = sst.properties().raw_key_size().unwrap_or(0);
+        let mut c = Self {
+            name,
+            blocks,
+            next_block: 0,
+            keys: BlockKeys::default(),
+            data_budget: ReadBudget::for_data(len),
+            key_budget: ReadBudget::for_data_keys(len, raw),
+            comparator,
+            previous: Vec::new(),
+            has_previous: false,
+            sst,
+        };
+        c.fill()?;
+        Ok(c)
+    }
+
+    /// Loads blocks until one has entries (or none are left).
+    fn fill(&mut self) -> Result<(), DbError> {
+        while self.keys.next >= self.keys.entries.len() && self.next_block < self.blocks.len() {
+            let h = self.blocks[self.next_block];
+            self.next_block += 1;
+            self.load(h).map_err(|error| DbError::Sst {
+                file: self.name.clone(),
+                error,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn load(&mut self, h: BlockHandle) -> Result<(), Error> {
+        let block = self.sst.read_data_block_within(h, &mut self.data_budget)?;
+        let mut it = EntryIter::new(
+            &block.contents,
+            BlockKind::Data,
+            h.offset,
+            ValueFormat::Plain,
+            self.sst.restart_interval(),
+        )?;
+        self.keys.bytes.clear();
+        self.keys.entries.clear();
+        self.keys.next = 0;
+        while it.advance()? {
+            let ikey = it.key();
+            self.key_budget
+                .charge(ikey.len() as u64, &BlockKind::Data, h.offset)?;
+            if ikey.len() < key::INTERNAL_FOOTER_LEN {
+                return Err(it.bad("a data block key shorter than an internal key"));
+            }
+            if self.has_previous
+                && self.comparator.compare_internal(&self.previous, ikey) != Some(Ordering::Less)
+            {
+                return Err(it.bad("keys out of order"));
+            }
+            self.previous.clear();
+            self.previous.extend_from_slice(ikey);
+            self.has_previous = true;
+            let (user, footer) = key::split_internal(ikey);
+            self.keys.bytes.extend_from_slice(user);
+            self.keys.entries.push((self.keys.bytes.len(), footer));
+        }
+        Ok(())
+    }
+
+    /// The current entry: user key and (seq << 8 | type).
+    pub(crate) fn current(&self) -> Option<(&[u8], u64)> {
+        let i = self.keys.next;
+        let &(end, footer) = self.keys.entries.get(i)?;
+        let start = if i == 0 { 0 } else { self.keys.entries[i - 1].0 };
+        Some((&self.keys.bytes[start..end], footer))
+    }
+
+    pub(crate) fn advance(&mut self) -> Result<(), DbError> {
+        self.keys.next += 1;
+        self.fill()
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// One source of the merge, in Get order.
+pub(crate) enum Source<'m> {
+    /// The memtable's entries, in comparator order.
+    Memtable(
+        std::vec::IntoIter<(&'m [u8], EntryKind)>,
+        Option<(&'m [u8], EntryKind)>,
+    ),
+    /// An L0 file, or a level's files (opened one at a time, in key order).
+    Files {
+        cursor: Option<Box<FileCursor>>,
+        rest: std::vec::IntoIter<(String, std::path::PathBuf)>,
+        last_user_key: Option<Vec<u8>>,
+    },
+}
+
+impl<'m> Source<'m> {
+    pub(crate) fn memtable(mut entries: Vec<(&'m [u8], EntryKind)>) -> Self {
+        let first = if entries.is_empty() {
+            None
+        } else {
+            Some(entries.remove(0))
+        };
+        Source::Memtable(entries.into_iter(), first)
+    }
+
+    pub(crate) fn files(
+        files: Vec<(String, std::path::PathBuf)>,
+        comparator: Comparator,
+    ) -> Result<Self, DbError> {
+        let mut s = Source::Files {
+            cursor: None,
+            rest: files.into_iter(),
+            last_user_key: None,
+        };
+        s.next_file(comparator)?;
+        Ok(s)
+    }
+
+    /// Opens the level's next non-empty file when the current one is done;
+    /// checks that files of a level do not overlap.
+    fn next_file(&mut self, comparator: Comparator) -> Result<(), DbError> {
+        let Source::Files {
+            cursor,
+            rest,
+            last_user_key,
+        } = self
+        else {
+            return Ok(());
+        };
+        while cursor.as_ref().is_none_or(|c| c.current().is_none()) {
+            *cursor = None;
+            let Some((name, path)) = rest.next() else {
+                return Ok(());
+            };
+            let sst = SstFile::open(&path).map_err(|error| DbError::Sst {
+                file: name.clone(),
+                error,
+            })?;
+            let c = FileCursor::open(sst, name, comparator)?;
+            if let (Some(last), Some((first, _))) = (last_user_key.as_ref(), c.current()) {
+                if comparator.compare_user(last, first) != Some(Ordering::Less) {
+                    return Err(DbError::corrupt(
+                        c.name(),
+                        "it overlaps the previous file of its level",
+                    ));
+                }
+            }
+            *cursor = Some(Box::new(c));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn current(&self) -> Option<(&[u8], Result<EntryKind, String>)> {
+        match self {
+            Source::Memtable(_, cur) => cur.map(|(k, t)| (k, Ok(t))),
+            Source::Files { cursor, .. } => {
+                let (k, footer) = cursor.as_ref()?.current()?;
+                Some((k, entry_kind((footer & 0xff) as u8)))
+            }
+        }
+    }
+
+    /// Moves past every entry of `user_key`.
+    pub(crate) fn skip(&mut self, user_key: &[u8], comparator: Comparator) -> Result<(), DbError> {
+        match self {
+            Source::Memtable(rest, cur) => {
+                if cur.is_some_and(|(k, _)| k == user_key) {
+                    *cur = rest.next();
+                }
+                Ok(())
+            }
+            Source::Files {
+                cursor,
+                last_user_key,
+                ..
+            } => {
+                let Some(c) = cursor.as_mut() else {
+                    return Ok(());
+                };
+                while c.current().is_some_and(|(k, _)| k == user_key) {
+                    c.advance()?;
+                }
+                if c.current().is_some() {
+                    return Ok(());
+                }
+                *last_user_key = Some(user_key.to_vec());
+                self.next_file(comparator)
+            }
+        }
+    }
+}
+
+/// Merges `sources` (Get order: newest first) and calls `f` with each live
+/// user key in comparator order; returns (live keys, deleted keys seen).
+pub(crate) fn merge(
+    mut sources: Vec<Source<'_>>,
+    comparator: Comparator,
+    mut f: impl FnMut(&[u8]),
+) -> Result<(u64, u64), DbError> {
+    let mut key = Vec::new();
+    let (mut live, mut deleted) = (0u64, 0u64);
+    loop {
+        // The smallest current user key; on ties the newest source.
+        let mut best: Option<usize> = None;
+        for (i, s) in sources.iter().enumerate() {
+            let Some((k, _)) = s.current() else { continue };
+            let better = match best.and_then(|b| sources[b].current()) {
+                None => true,
+                Some((bk, _)) => comparator.compare_user(k, bk) == Some(Ordering::Less),
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        let Some(b) = best else {
+            return Ok((live, deleted));
+        };
+        let (k, kind) = sources[b]
+            .current()
+            .ok_or_else(|| DbError::unsupported("merge lost its source"))?;
+        let kind = kind.map_err(|w| DbError::unsupported(format!("{w}: not supported")))?;
+        key.clear();
+        key.extend_from_slice(k);
+        match kind {
+            EntryKind::Value => {
+                live += 1;
+                f(&key);
+            }
+            EntryKind::Deletion => deleted += 1,
+        }
+        for s in sources.iter_mut() {
+            s.skip(&key, comparator)?;
+        }
+    }
+}
+
+/// `a.cmp(b)` for byte strings, eight bytes at a time, inline (the keys
+/// compared are short: a library call costs more than the comparison).
+#[inline]
+fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
+    let word = |s: &[u8]| u64::from_be_bytes(s[..8].try_into().unwrap_or([0; 8]));
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let (x, y) = (word(&a[i..]), word(&b[i..]));
+        if x != y {
+            return x.cmp(&y);
+        }
+        i += 8;
+    }
+    a[i..n].cmp(&b[i..n]).then(a.len().cmp(&b.len()))
+}
+
+/// Calls `f` with each user key of one SST file whose newest entry in the
+/// file is not a deletion, in key order; returns how many. The keys of a
+/// single file are its view alone: a deletion in a newer file of the same
+/// database is not seen (use [`super::Db::for_each_live_key`] for that).
+pub fn for_each_file_key(sst: &SstFile, mut f: impl FnMut(&[u8])) -> Result<u64, Error> {
+    let comparator = sst.comparator();
+    if !comparator.is_known() || comparator.timestamp_size != 0 {
+        return Err(Error::Unsupported {
+            what: "only tables of the bytewise and reverse bytewise comparators (without timestamps) are read key by key".into(),
+        });
+    }
+    if sst
+        .metaindex()
+        .iter()
+        .any(|(n, _)| n == crate::table::RANGE_DEL_BLOCK.as_bytes())
+    {
+        return Err(Error::Unsupported {
+            what: "the table holds range deletions (DeleteRange), which this reader does not apply".into(),
+        });
+    }
+    let reverse = comparator.user == key::UserComparator::ReverseBytewise;
+    let interval = sst.restart_interval();
+    let mut data_budget = ReadBudget::for_data(sst.file_len());
+    // Key bytes handed out, charged to the walk's key budget
+    // (`SstFile::for_each_data_key`'s) a block at a time, but checked per
+    // key so that a block of ever longer shared keys stops at the limit.
+    let mut key_budget =
+        ReadBudget::for_data_keys(sst.file_len(), sst.properties().raw_key_size().unwrap_or(0));
+    let key_limit = key_budget.remaining();
+    let mut key_bytes = 0u64;
+    let mut previous: Vec<u8> = Vec::new();
+    let mut previous_footer = 0u64;
+    let mut first = true;
+    let mut count = 0u64;
+    blocks::for_each_data_block(sst, &mut data_budget, |h, contents| {
+        let mut it = EntryIter::new(contents, BlockKind::Data, h.offset, ValueFormat::Plain, interval)?;
+        let block_start = key_bytes;
+        while it.advance()? {
+            let ikey = it.key();
+            key_bytes += ikey.len() as u64;
+            if key_bytes > key_limit {
+                key_budget.charge(key_bytes - block_start, &BlockKind::Data, h.offset)?;
+            }
+            let Some(user_len) = ikey.len().checked_sub(key::INTERNAL_FOOTER_LEN) else {
+                return Err(it.bad("a key shorter than an internal key"));
+            };
+            let (user, footer) = ikey.split_at(user_len);
+            let footer = u64::from_le_bytes(footer.try_into().unwrap_or([0; 8]));
+            let order = if first {
+                Ordering::Less
+            } else if reverse {
+                bytewise(user, &previous)
+            } else {
+                bytewise(&previous, user)
+            };
+            match order {
+                // Older entries of the same key follow the newest.
+                Ordering::Equal => {
+                    if footer >= previous_footer {
+                        return Err(it.bad("entries of one key out of sequence order"));
+                    }
+                    previous_footer = footer;
+                    continue;
+                }
+                Ordering::Greater => return Err(it.bad("user keys out of order")),
+                Ordering::Less => {}
+            }
+            first = false;
+            previous.clear();
+            previous.extend_from_slice(user);
+            previous_footer = footer;
+            match entry_kind((footer & 0xff) as u8) {
+                Ok(EntryKind::Value) => {
+                    count += 1;
+                    f(user);
+                }
+                Ok(EntryKind::Deletion) => {}
+                Err(what) => return Err(it.bad(&what)),
+            }
+        }
+        key_budget.charge(key_bytes - block_start, &BlockKind::Data, h.offset)
+    })?;
+    Ok(count)
+}
