@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "rocks-bridge/src/ffi.rs.h"
 #include "rocksdb/slice.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
+#include "table/block_based/filter_policy_internal.h"
 
 namespace rocks_bridge {
 
@@ -43,6 +45,41 @@ void MayMatchInChunks(const RustReader& reader, int num_keys,
     for (int i = 0; i < n; ++i) may_match[begin + i] = answers[i] != 0;
   }
 }
+
+// A filter RocksDB takes ownership of: `bytes` copied into `*buf` (never a
+// null buffer, even for an empty filter).
+inline rocksdb::Slice HandToRocksDb(const rust::Vec<uint8_t>& bytes,
+                                    std::unique_ptr<const char[]>* buf) {
+  char* data = new char[std::max<size_t>(bytes.size(), 1)];
+  std::copy(bytes.begin(), bytes.end(), data);
+  buf->reset(data);
+  return rocksdb::Slice(data, bytes.size());
+}
+
+// A FilterBitsBuilder over a Rust builder (`RustBuilder` is the cxx type
+// of either bridge): the size estimates RocksDB asks for, answered by Rust.
+// Subclasses add keys and finish.
+template <class RustBuilder>
+class RustSizedBuilder : public rocksdb::FilterBitsBuilder {
+ public:
+  explicit RustSizedBuilder(rust::Box<RustBuilder> inner)
+      : inner_(std::move(inner)) {}
+  size_t EstimateEntriesAdded() override {
+    return inner_->estimate_entries_added();
+  }
+  size_t ApproximateNumEntries(size_t bytes) override {
+    return inner_->approximate_num_entries(bytes);
+  }
+  size_t CalculateSpace(size_t num_entries) override {
+    return inner_->calculate_space(num_entries);
+  }
+  double EstimatedFpRate(size_t num_entries, size_t bytes) override {
+    return inner_->estimated_fp_rate(num_entries, bytes);
+  }
+
+ protected:
+  rust::Box<RustBuilder> inner_;
+};
 
 inline BuildContext ToBuildContext(
     const rocksdb::FilterBuildingContext& context) {

@@ -25,38 +25,18 @@ using rocksdb::Slice;
 
 namespace {
 
-class CustomBitsBuilder : public FilterBitsBuilder {
+class CustomBitsBuilder : public RustSizedBuilder<CustomBuilder> {
  public:
-  explicit CustomBitsBuilder(rust::Box<CustomBuilder> inner)
-      : inner_(std::move(inner)) {}
+  using RustSizedBuilder::RustSizedBuilder;
 
   void AddKey(const Slice& key) override { inner_->add_key(AsRust(key)); }
   void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
     inner_->add_key_and_alt(AsRust(key), AsRust(alt));
   }
-  size_t EstimateEntriesAdded() override {
-    return inner_->estimate_entries_added();
-  }
   using FilterBitsBuilder::Finish;
   Slice Finish(std::unique_ptr<const char[]>* buf) override {
-    rust::Vec<uint8_t> bytes = inner_->finish();
-    char* data = new char[std::max<size_t>(bytes.size(), 1)];
-    std::copy(bytes.begin(), bytes.end(), data);
-    buf->reset(data);
-    return Slice(data, bytes.size());
+    return HandToRocksDb(inner_->finish(), buf);
   }
-  size_t ApproximateNumEntries(size_t bytes) override {
-    return inner_->approximate_num_entries(bytes);
-  }
-  size_t CalculateSpace(size_t num_entries) override {
-    return inner_->calculate_space(num_entries);
-  }
-  double EstimatedFpRate(size_t num_entries, size_t bytes) override {
-    return inner_->estimated_fp_rate(num_entries, bytes);
-  }
-
- private:
-  rust::Box<CustomBuilder> inner_;
 };
 
 class CustomBitsReader : public FilterBitsReader {

@@ -66,12 +66,14 @@ Slice FinishAlwaysTrue() { return Slice("\0\0\0\0\0\0", 6); }
 //   until the builder is destroyed;
 // - the buckets are released once the entries are no longer needed: at
 //   Finish, or at MaybePostVerify when the entries are kept for it.
-class RustBitsBuilder : public FilterBitsBuilder {
+class RustBitsBuilder : public RustSizedBuilder<RustBuilder> {
  public:
   RustBitsBuilder(rust::Box<RustBuilder> inner,
                   std::shared_ptr<rocksdb::CacheReservationManager> charge,
                   bool detect)
-      : inner_(std::move(inner)), charge_(std::move(charge)), detect_(detect) {}
+      : RustSizedBuilder(std::move(inner)),
+        charge_(std::move(charge)),
+        detect_(detect) {}
 
   void AddKey(const Slice& key) override {
     inner_->add_key(AsRust(key));
@@ -80,9 +82,6 @@ class RustBitsBuilder : public FilterBitsBuilder {
   void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
     inner_->add_key_and_alt(AsRust(key), AsRust(alt));
     ChargeNewEntries();
-  }
-  size_t EstimateEntriesAdded() override {
-    return inner_->estimate_entries_added();
   }
   using FilterBitsBuilder::Finish;
   Slice Finish(std::unique_ptr<const char[]>* buf) override {
@@ -123,10 +122,7 @@ class RustBitsBuilder : public FilterBitsBuilder {
     if (!detect_) ReleaseEntries();
     if (f.ribbon) ChargeFilter(f.filter.size(), &final_charge);
     if (final_charge) final_charges_.push_back(std::move(final_charge));
-    char* data = new char[f.filter.size()];
-    std::copy(f.filter.begin(), f.filter.end(), data);
-    buf->reset(data);
-    return Slice(data, f.filter.size());
+    return HandToRocksDb(f.filter, buf);
     // `banding` is released here, last, as RocksDB releases it.
   }
   rocksdb::Status MaybePostVerify(const Slice& filter_content) override {
@@ -135,15 +131,6 @@ class RustBitsBuilder : public FilterBitsBuilder {
     ReleaseEntries();
     return ok ? rocksdb::Status::OK()
               : rocksdb::Status::Corruption(kFilterCorrupted);
-  }
-  size_t ApproximateNumEntries(size_t bytes) override {
-    return inner_->approximate_num_entries(bytes);
-  }
-  size_t CalculateSpace(size_t num_entries) override {
-    return inner_->calculate_space(num_entries);
-  }
-  double EstimatedFpRate(size_t num_entries, size_t bytes) override {
-    return inner_->estimated_fp_rate(num_entries, bytes);
   }
 
  private:
@@ -173,7 +160,6 @@ class RustBitsBuilder : public FilterBitsBuilder {
   }
   void ReleaseEntries() { buckets_.clear(); }
 
-  rust::Box<RustBuilder> inner_;
   // Null unless kFilterConstruction is charged to a block cache.
   std::shared_ptr<rocksdb::CacheReservationManager> charge_;
   bool detect_;

@@ -8,7 +8,6 @@
 use rocksdb::{BlockBasedOptions, Options, DB};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn options() -> Options {
     let mut opts = Options::default();
@@ -72,28 +71,11 @@ fn write(dir: &Path, side: &Side) -> BTreeSet<Vec<u8>> {
     live
 }
 
-/// The `ribbon` binary of this target directory, built when missing.
-fn ribbon() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe.parent().unwrap().parent().unwrap().join("ribbon");
-    if !bin.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "ribbon-cli", "--bin", "ribbon"])
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build -p ribbon-cli failed");
-    }
-    bin
-}
+#[path = "util/cli.rs"]
+mod cli;
 
 fn run(args: &[&str]) -> String {
-    let o = Command::new(ribbon()).args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "ribbon {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
+    String::from_utf8(cli::run(args)).unwrap()
 }
 
 #[test]

@@ -9,7 +9,6 @@
 //! `sst/tests/versions.rs` rebuilds those through the library.)
 
 use std::path::PathBuf;
-use std::process::Command;
 
 fn corpus(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -19,29 +18,10 @@ fn corpus(name: &str) -> String {
         .to_string()
 }
 
-/// The `ribbon` binary of this target directory, built when missing.
-fn ribbon() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe.parent().unwrap().parent().unwrap().join("ribbon");
-    if !bin.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "ribbon-cli", "--bin", "ribbon"])
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build -p ribbon-cli failed");
-    }
-    bin
-}
+#[path = "util/cli.rs"]
+mod cli;
 
-fn run(args: &[&str]) -> Vec<u8> {
-    let o = Command::new(ribbon()).args(args).output().unwrap();
-    assert!(
-        o.status.success(),
-        "ribbon {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o.stdout
-}
+use cli::run;
 
 /// (name, how, table options) per line of `index.tsv`.
 fn index() -> Vec<(String, String, String)> {

@@ -7,25 +7,14 @@
 //! to one `Get` of the `.probes` line: 0 when its
 //! `rocksdb.bloom.filter.useful` ticker rose.
 
-use ribbon_sst::{Filter, ReaderVersion, SstFile, TableInfo};
+mod support;
+
+use ribbon_sst::{Filter, ReaderVersion, TableInfo};
 use std::path::PathBuf;
+use support::recorded::Recorded as Fixture;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures-wild")
-}
-
-struct Fixture {
-    name: String,
-    sst: SstFile,
-    probes: Vec<Vec<u8>>,
-    expected: Vec<bool>,
-}
-
-fn hex(line: &str) -> Vec<u8> {
-    (0..line.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&line[i..i + 2], 16).unwrap())
-        .collect()
 }
 
 fn fixtures() -> Vec<Fixture> {
@@ -38,43 +27,13 @@ fn fixtures() -> Vec<Fixture> {
         .collect();
     names.sort();
     assert!(names.len() >= 15, "fixtures missing in {}", dir().display());
-    names
-        .into_iter()
-        .map(|name| {
-            let read = |ext: &str| std::fs::read_to_string(dir().join(format!("{name}.{ext}"))).unwrap();
-            let probes: Vec<Vec<u8>> = read("probes").lines().map(hex).collect();
-            let expected: Vec<bool> = read("expected").lines().map(|l| l == "1").collect();
-            assert_eq!(probes.len(), expected.len(), "{name}");
-            let sst =
-                SstFile::open(dir().join(format!("{name}.sst"))).unwrap_or_else(|e| panic!("{name}: {e}"));
-            Fixture {
-                name,
-                sst,
-                probes,
-                expected,
-            }
-        })
-        .collect()
+    names.iter().map(|name| Fixture::open(&dir(), name)).collect()
 }
 
 #[test]
 fn every_probe_answers_as_the_writer_did() {
     for f in fixtures() {
-        let got = f.sst.key_may_match_many(&f.probes);
-        for (i, (g, e)) in got.iter().zip(&f.expected).enumerate() {
-            assert_eq!(
-                g,
-                e,
-                "{}: probe {i} {:?}",
-                f.name,
-                String::from_utf8_lossy(&f.probes[i])
-            );
-        }
-        let single: Vec<bool> = f.probes.iter().map(|p| f.sst.key_may_match(p)).collect();
-        assert_eq!(single, got, "{}", f.name);
-        // The writer's filters said "definitely not" to most absent keys.
-        let negatives = f.expected.iter().filter(|&&e| !e).count();
-        assert!(negatives > f.probes.len() / 3, "{}: {negatives}", f.name);
+        f.check_answers();
     }
 }
 

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod recorded;
 pub mod sst_writer;
 
 /// A directory under the system's temporary directory, removed when
