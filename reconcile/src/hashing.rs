@@ -1,6 +1,7 @@
-//! The hashes of a sketch: one XXPH3 hash per key, and cheap mixes of it
-//! for everything else (cell positions, the check hash that tells a pure
-//! cell, the stratum).
+//! The hashes of a sketch: one XXPH3 hash per key, and two cheap mixes of
+//! it for everything else: one for the IBF (its check hash, whose bits also
+//! give the element's cells) and one for the estimator (the same, in the
+//! key's stratum; the stratum is the trailing zeros of the key hash).
 //!
 //! **Why XXPH3.** It is RocksDB's own 64-bit hash (`Hash64`, as the
 //! dependency-free `ribbon` crate ports it bit for bit), so the workspace
@@ -16,8 +17,12 @@
 //!
 //! Everything derived from the key hash goes through [`mix`], the 64-bit
 //! finaliser of MurmurHash3 (a bijection with full avalanche), applied to
-//! the hash plus a different odd constant for each use, so the uses are
-//! independent of each other.
+//! the hash XOR a different constant for each use, so the uses are
+//! independent of each other. A structure's check hash `c` then gives the
+//! element's three cells ([`positions`]): two from its 32-bit halves, the
+//! third from the high half of `c × K` folded (the 128-bit product's halves
+//! XORed), which depends on every bit of `c`. Sketch format version 2
+//! (version 1 spent eight mixes per key).
 
 /// The number of cells each element touches in an IBF (and in each stratum
 /// of the estimator): one in each third of the table. Three hashes peel
@@ -43,30 +48,30 @@ pub fn mix(mut x: u64) -> u64 {
 
 /// Constants that separate the uses of one hash.
 pub(crate) const ELEMENT: u64 = 0x9e37_79b9_7f4a_7c15;
-pub(crate) const POSITIONS: u64 = 0xd1b5_4a32_d192_ed03;
-pub(crate) const CHECK: u64 = 0x8cb9_2ba7_2f3d_8dd7;
-pub(crate) const STRATUM: u64 = 0xa076_1d64_78bd_642f;
+pub(crate) const STRATA: u64 = 0xa076_1d64_78bd_642f;
+/// The odd multiplier of the third position.
+const THIRD: u64 = 0xd1b5_4a32_d192_ed03;
 
-/// The cells an element with hash `e` touches in a table of `cells` cells
-/// split into [`HASH_COUNT`] parts of `part` cells: one per part, so the
-/// three are distinct.
+/// The cells an element with check hash `c` touches in a table of
+/// [`HASH_COUNT`] parts of `part` cells: one per part, so the three are
+/// distinct.
 #[inline]
-pub(crate) fn positions(e: u64, part: u32) -> [usize; HASH_COUNT] {
-    let p = mix(e.wrapping_add(POSITIONS));
-    let q = mix(e ^ POSITIONS.rotate_left(17));
+pub(crate) fn positions(c: u64, part: u32) -> [usize; HASH_COUNT] {
+    let wide = u128::from(c) * u128::from(THIRD);
+    let q = (wide as u64) ^ ((wide >> 64) as u64);
     let range = |h: u32| ((u64::from(h) * u64::from(part)) >> 32) as usize;
     let part = part as usize;
     [
-        range(p as u32),
-        part + range((p >> 32) as u32),
-        2 * part + range(q as u32),
+        range(c as u32),
+        part + range((c >> 32) as u32),
+        2 * part + range((q >> 32) as u32),
     ]
 }
 
-/// The check hash of an element: what tells a pure cell from a mixed one.
+/// The check hash of a key hash in the strata estimator.
 #[inline]
-pub(crate) fn check(e: u64) -> u64 {
-    mix(e.wrapping_add(CHECK))
+pub(crate) fn strata_check(h: u64) -> u64 {
+    mix(h ^ STRATA)
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@
 //!   bits) of its elements,
 //! * the XOR of their *meta* words: key length (high 32 bits) and chunk
 //!   index (low 32 bits),
-//! * the XOR of their check hashes (a hash of key hash and meta, see
-//!   [`crate::hashing::check`]),
+//! * the XOR of their check hashes (the element hash: a mix of key hash
+//!   and meta, whose bits also pick the element's cells, see
+//!   [`crate::hashing`]),
 //! * the XOR of their chunk bytes, zero-padded to `chunk_bytes`.
 //!
 //! So the key itself travels in the cells (no side table is needed to
@@ -32,7 +33,7 @@
 //! Elements hash to one cell in each third of the table
 //! ([`crate::hashing::HASH_COUNT`]).
 
-use crate::hashing::{self, check, mix, positions, HASH_COUNT};
+use crate::hashing::{self, mix, positions, HASH_COUNT};
 use crate::Mismatch;
 use std::collections::HashMap;
 
@@ -234,13 +235,12 @@ impl Ibf {
     /// `chunk_bytes` long.
     #[inline(always)]
     fn toggle(&mut self, h: u64, meta: u64, chunk: &[u8], sign: i32) {
-        let e = element(h, meta);
-        let c = check(e);
+        let c = element(h, meta);
         let stride = self.stride;
         // Chunks of up to four words (keys up to 32 bytes with the default
         // chunk size) are loaded once and XORed as four words.
         let short = (chunk.len() <= 32 && stride >= HEADER_WORDS + 4).then(|| load_words(chunk));
-        for p in positions(e, self.part) {
+        for p in positions(c, self.part) {
             let cell = &mut self.words[p * stride..(p + 1) * stride];
             let (header, payload) = cell.split_at_mut(HEADER_WORDS);
             header[COUNT] = u64::from((header[COUNT] as u32).wrapping_add(sign as u32));
@@ -311,7 +311,7 @@ impl Ibf {
         let cell = self.cell(i);
         let (h, meta) = (cell[KEY_HASH], cell[META]);
         let e = element(h, meta);
-        if check(e) != cell[CHECK] || !positions(e, self.part).contains(&i) {
+        if e != cell[CHECK] || !positions(e, self.part).contains(&i) {
             return None;
         }
         let (len, index) = (meta >> 32, meta & 0xffff_ffff);

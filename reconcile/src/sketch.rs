@@ -1,12 +1,13 @@
 //! A sketch of a key set: a strata estimator, and optionally an IBF, with
 //! the parameters both sides must share, in a versioned, checksummed file.
 //!
-//! File format, version 1 (every integer little-endian):
+//! File format, version 2 (every integer little-endian; version 1, never
+//! released, hashed cells differently: see [`crate::hashing`]):
 //!
 //! | bytes | field |
 //! |---|---|
 //! | 8 | magic `RBNSKTCH` |
-//! | 4 | format version (1) |
+//! | 4 | format version (2) |
 //! | 8 | key hash seed |
 //! | 8 | keys sketched |
 //! | 4, 4 | strata, cells per stratum (a multiple of 3) |
@@ -28,7 +29,7 @@ use crate::{recommended_cells, Mismatch};
 /// The first bytes of a sketch file.
 pub const MAGIC: &[u8; 8] = b"RBNSKTCH";
 /// The format version written.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The chunk size used when none is given: RocksDB keys up to 32 bytes take
 /// one element.
 pub const DEFAULT_CHUNK_BYTES: usize = 32;

@@ -3,8 +3,7 @@
 //! before the IBF that lists it is sized.
 //!
 //! Each key goes to stratum `i` with probability `2^-(i+1)` (the number of
-//! trailing zero bits of a hash of its key hash; the last stratum takes the
-//! rest), and each stratum is a small IBF of key hashes. Subtract the two
+//! trailing zero bits of its key hash; the last stratum takes the rest), and each stratum is a small IBF of key hashes. Subtract the two
 //! sides' estimators and decode the strata from the sparsest down: when
 //! stratum `i` fails to decode, the strata above it held a `2^-(i+1)`
 //! sample of the difference, so the estimate is `2^(i+1)` times the
@@ -17,7 +16,7 @@
 //! 1/√60). `reconcile-report` measures it; `tests/estimator.rs` checks
 //! named bounds.
 
-use crate::hashing::{self, check, mix, positions, HASH_COUNT};
+use crate::hashing::{positions, strata_check as check, HASH_COUNT};
 use crate::Mismatch;
 
 /// Strata in an estimator by default: differences up to about 2^32 keys.
@@ -90,10 +89,10 @@ impl StrataEstimator {
 
     #[inline]
     fn toggle(&mut self, h: u64, sign: i32) {
-        let stratum = (mix(h ^ hashing::STRATUM).trailing_zeros() as usize).min(self.strata - 1);
+        let stratum = (h.trailing_zeros() as usize).min(self.strata - 1);
         let base = stratum * self.stratum_cells();
         let c = check(h);
-        for p in positions(h, self.part) {
+        for p in positions(c, self.part) {
             let cell = &mut self.cells[base + p];
             add_count(cell, sign);
             cell[1] ^= h;
@@ -147,7 +146,7 @@ impl StrataEstimator {
         let pure = |e: &Self, i: usize| {
             let cell = &e.cells[base + i];
             let (c, h) = (count(cell), cell[1]);
-            (c == 1 || c == -1) && check(h) == cell[2] && positions(h, e.part).contains(&i)
+            (c == 1 || c == -1) && check(h) == cell[2] && positions(cell[2], e.part).contains(&i)
         };
         let mut stack: Vec<usize> = (0..cells).filter(|&i| pure(self, i)).collect();
         let mut peeled = 0u64;
@@ -161,7 +160,7 @@ impl StrataEstimator {
             }
             let (sign, h) = (count(&self.cells[base + i]), self.cells[base + i][1]);
             let c = check(h);
-            for p in positions(h, self.part) {
+            for p in positions(c, self.part) {
                 let cell = &mut self.cells[base + p];
                 add_count(cell, sign.wrapping_neg());
                 cell[1] ^= h;
@@ -194,6 +193,7 @@ impl StrataEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hashing::mix;
 
     #[test]
     fn small_differences_are_counted_exactly() {

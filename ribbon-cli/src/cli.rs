@@ -53,6 +53,9 @@ pub enum Command {
     /// Write an HTML page that replays a Ribbon construction step by step (banding, back-substitution, queries)
     #[command(after_help = VIZ_HELP)]
     Viz(VizArgs),
+    /// Sharded filter files for key sets larger than memory: build (external bucketing), query, info, gen, bench
+    #[command(subcommand)]
+    Big(crate::big::BigCommand),
 }
 
 const VIZ_HELP: &str = "\

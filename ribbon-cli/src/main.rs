@@ -5,6 +5,7 @@
 //! command line (with a pointer to `--help`), 1 for anything else. Nothing
 //! panics on bad input, on a non-UTF-8 argument or on a failed write.
 
+mod big;
 mod build;
 mod cli;
 mod conformance;
@@ -52,6 +53,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Db(cmd) => db::run(cmd),
         Command::Conformance(args) => conformance::run(&args),
         Command::Viz(args) => viz::run(&args),
+        Command::Big(cmd) => big::run(cmd),
     }
 }
 

@@ -62,6 +62,7 @@ pub mod format;
 pub mod hash;
 pub mod math;
 pub mod policy;
+pub mod sharded;
 pub mod solution;
 pub mod standalone;
 pub mod standard;

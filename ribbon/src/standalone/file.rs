@@ -41,7 +41,7 @@
 //!   64+L+P     8  body checksum: hash64(bytes[64..64+L+P], 0x5242_4E42_4F44_0001)
 //! ```
 //!
-//! Version 2 (Balanced Ribbon, see [`super::balanced`]) has the same fields
+//! Version 2 (Balanced Ribbon, [`super::Config::balanced`]) has the same fields
 //! at bytes 0 to 56 except:
 //!
 //! ```text

@@ -16,13 +16,12 @@
 //! order in a file, or files of one level that overlap, are an error (the
 //! merge would otherwise miss a deletion).
 
-use super::blocks;
+use super::blocks::{self, DataBlocks};
+use super::data_keys::{Entry, KeyWalk};
 use super::error::DbError;
 use super::wal::EntryKind;
-use crate::block_entries::{EntryIter, ValueFormat};
 use crate::budget::ReadBudget;
 use crate::error::{BlockKind, Error};
-use crate::handle::BlockHandle;
 use crate::key::{self, Comparator};
 use crate::table::SstFile;
 use core::cmp::Ordering;
@@ -51,14 +50,14 @@ struct BlockKeys {
 pub(crate) struct FileCursor {
     name: String,
     sst: SstFile,
-    blocks: Vec<BlockHandle>,
-    next_block: usize,
+    blocks: DataBlocks,
+    walk: KeyWalk,
     keys: BlockKeys,
     data_budget: ReadBudget,
     key_budget: ReadBudget,
-    comparator: Comparator,
-    previous: Vec<u8>,
-    has_previous: bool,
+    reverse: bool,
+    previous_footer: u64,
+    interval: u32,
 }
 
 impl FileCursor {
@@ -72,7 +71,7 @@ impl FileCursor {
                 "{name} holds range deletions (DeleteRange), which this reader does not apply; compact the range first"
             )));
         }
-        let blocks = sst.data_block_handles().map_err(|error| DbError::Sst {
+        let blocks = DataBlocks::new(&sst).map_err(|error| DbError::Sst {
             file: name.clone(),
             error,
         })?;
@@ -81,13 +80,13 @@ impl FileCursor {
         let mut c = Self {
             name,
             blocks,
-            next_block: 0,
+            walk: KeyWalk::default(),
             keys: BlockKeys::default(),
             data_budget: ReadBudget::for_data(len),
             key_budget: ReadBudget::for_data_keys(len, raw),
-            comparator,
-            previous: Vec::new(),
-            has_previous: false,
+            reverse: comparator.user == key::UserComparator::ReverseBytewise,
+            previous_footer: 0,
+            interval: sst.restart_interval(),
             sst,
         };
         c.fill()?;
@@ -96,49 +95,44 @@ impl FileCursor {
 
     /// Loads blocks until one has entries (or none are left).
     fn fill(&mut self) -> Result<(), DbError> {
-        while self.keys.next >= self.keys.entries.len() && self.next_block < self.blocks.len() {
-            let h = self.blocks[self.next_block];
-            self.next_block += 1;
-            self.load(h).map_err(|error| DbError::Sst {
-                file: self.name.clone(),
-                error,
-            })?;
+        while self.keys.next >= self.keys.entries.len() {
+            match self.load() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(error) => {
+                    return Err(DbError::Sst {
+                        file: self.name.clone(),
+                        error,
+                    })
+                }
+            }
         }
         Ok(())
     }
 
-    fn load(&mut self, h: BlockHandle) -> Result<(), Error> {
-        let block = self.sst.read_data_block_within(h, &mut self.data_budget)?;
-        let mut it = EntryIter::new(
-            &block.contents,
-            BlockKind::Data,
-            h.offset,
-            ValueFormat::Plain,
-            self.sst.restart_interval(),
-        )?;
+    /// Loads the next block's keys; `false` when none is left.
+    fn load(&mut self) -> Result<bool, Error> {
+        let Some((h, contents)) = self.blocks.next(&self.sst, &mut self.data_budget)? else {
+            return Ok(false);
+        };
         self.keys.bytes.clear();
         self.keys.entries.clear();
         self.keys.next = 0;
-        while it.advance()? {
-            let ikey = it.key();
-            self.key_budget
-                .charge(ikey.len() as u64, &BlockKind::Data, h.offset)?;
-            if ikey.len() < key::INTERNAL_FOOTER_LEN {
-                return Err(it.bad("a data block key shorter than an internal key"));
-            }
-            if self.has_previous
-                && self.comparator.compare_internal(&self.previous, ikey) != Some(Ordering::Less)
-            {
-                return Err(it.bad("keys out of order"));
-            }
-            self.previous.clear();
-            self.previous.extend_from_slice(ikey);
-            self.has_previous = true;
-            let (user, footer) = key::split_internal(ikey);
-            self.keys.bytes.extend_from_slice(user);
-            self.keys.entries.push((self.keys.bytes.len(), footer));
-        }
-        Ok(())
+        let (keys, key_budget, reverse, previous_footer) = (
+            &mut self.keys,
+            &mut self.key_budget,
+            self.reverse,
+            &mut self.previous_footer,
+        );
+        self.walk.block(contents, h, self.interval, |e| {
+            key_budget.charge(e.ikey.len() as u64, &BlockKind::Data, h.offset)?;
+            let (user, footer) = e.split();
+            check_order(e, reverse, footer, previous_footer)?;
+            keys.bytes.extend_from_slice(user);
+            keys.entries.push((keys.bytes.len(), footer));
+            Ok(())
+        })?;
+        Ok(true)
     }
 
     /// The current entry: user key and (seq << 8 | type).
@@ -315,21 +309,33 @@ pub(crate) fn merge(
     }
 }
 
-/// `a.cmp(b)` for byte strings, eight bytes at a time, inline (the keys
-/// compared are short: a library call costs more than the comparison).
+/// Checks the order of entry `e` (footer `footer`) after the previous one
+/// of its file (footer `*previous_footer`, updated): user keys ascending in
+/// the comparator's order (descending bytewise when `reverse`), entries of
+/// one user key in descending sequence order. Returns whether `e` starts a
+/// new user key.
 #[inline]
-fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
-    let word = |s: &[u8]| u64::from_be_bytes(s[..8].try_into().unwrap_or([0; 8]));
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        let (x, y) = (word(&a[i..]), word(&b[i..]));
-        if x != y {
-            return x.cmp(&y);
+fn check_order(e: &Entry<'_>, reverse: bool, footer: u64, previous_footer: &mut u64) -> Result<bool, Error> {
+    let order = match e.order {
+        None => Ordering::Less,
+        Some(o) if reverse => o.reverse(),
+        Some(o) => o,
+    };
+    match order {
+        // Older entries of the same key follow the newest.
+        Ordering::Equal => {
+            if footer >= *previous_footer {
+                return Err(e.bad("entries of one key out of sequence order"));
+            }
+            *previous_footer = footer;
+            Ok(false)
         }
-        i += 8;
+        Ordering::Greater => Err(e.bad("user keys out of order")),
+        Ordering::Less => {
+            *previous_footer = footer;
+            Ok(true)
+        }
     }
-    a[i..n].cmp(&b[i..n]).then(a.len().cmp(&b.len()))
 }
 
 /// Calls `f` with each user key of one SST file whose newest entry in the
@@ -362,56 +368,30 @@ pub fn for_each_file_key(sst: &SstFile, mut f: impl FnMut(&[u8])) -> Result<u64,
         ReadBudget::for_data_keys(sst.file_len(), sst.properties().raw_key_size().unwrap_or(0));
     let key_limit = key_budget.remaining();
     let mut key_bytes = 0u64;
-    let mut previous: Vec<u8> = Vec::new();
     let mut previous_footer = 0u64;
-    let mut first = true;
     let mut count = 0u64;
+    let mut walk = KeyWalk::default();
     blocks::for_each_data_block(sst, &mut data_budget, |h, contents| {
-        let mut it = EntryIter::new(contents, BlockKind::Data, h.offset, ValueFormat::Plain, interval)?;
         let block_start = key_bytes;
-        while it.advance()? {
-            let ikey = it.key();
-            key_bytes += ikey.len() as u64;
+        walk.block(contents, h, interval, |e| {
+            key_bytes += e.ikey.len() as u64;
             if key_bytes > key_limit {
                 key_budget.charge(key_bytes - block_start, &BlockKind::Data, h.offset)?;
             }
-            let Some(user_len) = ikey.len().checked_sub(key::INTERNAL_FOOTER_LEN) else {
-                return Err(it.bad("a key shorter than an internal key"));
-            };
-            let (user, footer) = ikey.split_at(user_len);
-            let footer = u64::from_le_bytes(footer.try_into().unwrap_or([0; 8]));
-            let order = if first {
-                Ordering::Less
-            } else if reverse {
-                bytewise(user, &previous)
-            } else {
-                bytewise(&previous, user)
-            };
-            match order {
-                // Older entries of the same key follow the newest.
-                Ordering::Equal => {
-                    if footer >= previous_footer {
-                        return Err(it.bad("entries of one key out of sequence order"));
-                    }
-                    previous_footer = footer;
-                    continue;
-                }
-                Ordering::Greater => return Err(it.bad("user keys out of order")),
-                Ordering::Less => {}
+            let (user, footer) = e.split();
+            if !check_order(e, reverse, footer, &mut previous_footer)? {
+                return Ok(());
             }
-            first = false;
-            previous.clear();
-            previous.extend_from_slice(user);
-            previous_footer = footer;
             match entry_kind((footer & 0xff) as u8) {
                 Ok(EntryKind::Value) => {
                     count += 1;
                     f(user);
                 }
                 Ok(EntryKind::Deletion) => {}
-                Err(what) => return Err(it.bad(&what)),
+                Err(what) => return Err(e.bad(&what)),
             }
-        }
+            Ok(())
+        })?;
         key_budget.charge(key_bytes - block_start, &BlockKind::Data, h.offset)
     })?;
     Ok(count)

@@ -31,6 +31,7 @@
 //! ([`DbError`]), never a panic.
 
 mod blocks;
+mod data_keys;
 pub mod error;
 pub mod log;
 pub mod manifest;

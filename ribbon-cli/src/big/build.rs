@@ -1,0 +1,406 @@
+//! `ribbon big build`: one sharded filter file from a key stream larger
+//! than memory, in three restartable phases under one work directory:
+//!
+//! 1. **bucket**: read the keys block by block, hash them on every core and
+//!    append each hash to its shard's bucket file (`buckets/bNNNNNN.u64`,
+//!    little-endian u64s in input order); `buckets/done` records the counts
+//!    when the phase is complete;
+//! 2. **shards**: build the shards on a rayon pool, as many at once as the
+//!    memory budget allows, each written to `shards/sNNNNNN.rbn` through a
+//!    temporary file and a rename, so a file there is always complete;
+//! 3. **assemble**: verify every shard and write the container
+//!    (`ribbon::sharded`) through a temporary file and a rename.
+//!
+//! `job` in the work directory describes the input (path, size, mtime),
+//! key format, shard bits and configuration; a rerun with the same job
+//! reuses the finished phase 1 and every finished shard, anything else
+//! starts over. Standard input cannot be recognised, so its runs always
+//! start over.
+
+use super::keys::{estimate_keys, fingerprint, for_each_hash_block, KeyFormat};
+use super::memory::{peak_rss, Budget};
+use crate::error::{read_error, shown, write_error, Error};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use ribbon::sharded::{build_shard, shard_of, Layout, ShardEntry, MAX_SHARD_BITS};
+use ribbon::standalone::Config;
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Estimated bytes of memory per key while a shard is built: its bucket
+/// (8), the remixed hashes (8), the builder's copy (8), the banding and the
+/// solution (measured peak, with room to spare).
+pub const SHARD_BYTES_PER_KEY: u64 = 64;
+/// Keys per shard when memory allows: large enough that per-shard headers
+/// cost nothing (under 0.001 bits/key), small enough to build in seconds.
+const TARGET_SHARD_KEYS: u64 = 1 << 22;
+
+/// Everything `ribbon big build` needs.
+#[derive(Debug, Clone)]
+pub struct Params {
+    /// The keys (`-`: standard input).
+    pub keys: PathBuf,
+    /// Their format.
+    pub format: KeyFormat,
+    /// The container to write.
+    pub out: PathBuf,
+    /// The work directory.
+    pub work: PathBuf,
+    /// Memory budget in bytes.
+    pub memory: u64,
+    /// Threads for hashing and shard builds.
+    pub threads: usize,
+    /// Shard bits, or None to pick them from the key count.
+    pub shard_bits: Option<u32>,
+    /// The number of keys expected (for standard input).
+    pub expected_keys: Option<u64>,
+    /// Each shard's configuration.
+    pub config: Config,
+    /// Keep the work directory after success.
+    pub keep_work: bool,
+    /// Progress bars.
+    pub progress: bool,
+    /// For tests: fail after this many shards were built in this run.
+    pub fail_after_shards: Option<usize>,
+}
+
+/// What a build did, for the summary.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    /// The container written.
+    pub out: String,
+    /// Keys read (duplicates included).
+    pub num_keys: u64,
+    /// Shard bits.
+    pub shard_bits: u32,
+    /// File length in bytes.
+    pub file_len: u64,
+    /// File bits per key (everything included).
+    pub bits_per_key: f64,
+    /// Seconds reading, hashing and bucketing (0 when reused).
+    pub bucket_secs: f64,
+    /// Seconds building shards.
+    pub shard_secs: f64,
+    /// Seconds verifying and assembling.
+    pub assemble_secs: f64,
+    /// Total seconds.
+    pub total_secs: f64,
+    /// Whether phase 1 was reused from an earlier run.
+    pub buckets_reused: bool,
+    /// Shards reused from an earlier run.
+    pub shards_reused: usize,
+    /// The memory budget, bytes.
+    pub memory_budget: u64,
+    /// Peak resident memory of the process, bytes (Linux).
+    pub peak_rss: Option<u64>,
+    /// Threads used.
+    pub threads: usize,
+}
+
+/// Picks shard bits for about `n` keys.
+pub fn choose_shard_bits(n: u64, memory: u64, threads: usize) -> u32 {
+    let per_thread = memory / threads.max(1) as u64 / SHARD_BYTES_PER_KEY;
+    let target = TARGET_SHARD_KEYS.min(per_thread).max(1 << 12);
+    let mut bits = 0;
+    while bits < MAX_SHARD_BITS && n.div_ceil(1 << bits) > target {
+        bits += 1;
+    }
+    // Enough shards to keep every thread busy.
+    if n >= 1 << 20 {
+        let min = (2 * threads.max(1)).next_power_of_two().trailing_zeros();
+        bits = bits.max(min.min(MAX_SHARD_BITS));
+    }
+    bits
+}
+
+/// Runs the three phases.
+pub fn run(p: &Params) -> Result<Summary, Error> {
+    let start = Instant::now();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(p.threads)
+        .build()
+        .map_err(|e| Error::failed(format!("cannot start {} threads: {e}", p.threads)))?;
+    let estimate = p.expected_keys.or_else(|| estimate_keys(&p.keys, p.format));
+    let bits = p
+        .shard_bits
+        .unwrap_or_else(|| choose_shard_bits(estimate.unwrap_or(1 << 30), p.memory, p.threads));
+    let job = job_text(p, bits);
+    let work = &p.work;
+    let same_job = std::fs::read_to_string(work.join("job")).is_ok_and(|j| j == job && job_reusable(p));
+    if !same_job {
+        for dir in ["buckets", "shards"] {
+            match std::fs::remove_dir_all(work.join(dir)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(write_error(&shown(&work.join(dir)), e)),
+            }
+        }
+    }
+    for dir in [work.clone(), work.join("buckets"), work.join("shards")] {
+        std::fs::create_dir_all(&dir).map_err(|e| write_error(&shown(&dir), e))?;
+    }
+    std::fs::write(work.join("job"), &job).map_err(|e| write_error(&shown(&work.join("job")), e))?;
+
+    let t = Instant::now();
+    let (counts, buckets_reused) = match read_counts(work, bits) {
+        Some(c) if same_job => (c, true),
+        _ => (pool.install(|| bucket(p, bits))?, false),
+    };
+    let bucket_secs = if buckets_reused {
+        0.0
+    } else {
+        t.elapsed().as_secs_f64()
+    };
+
+    let t = Instant::now();
+    let shards_reused = pool.install(|| build_shards(p, bits, &counts))?;
+    let shard_secs = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let file_len = assemble(p, bits)?;
+    let assemble_secs = t.elapsed().as_secs_f64();
+    if !p.keep_work {
+        std::fs::remove_dir_all(work).map_err(|e| write_error(&shown(work), e))?;
+    }
+    let num_keys: u64 = counts.iter().sum();
+    Ok(Summary {
+        out: shown(&p.out),
+        num_keys,
+        shard_bits: bits,
+        file_len,
+        bits_per_key: file_len as f64 * 8.0 / num_keys as f64,
+        bucket_secs,
+        shard_secs,
+        assemble_secs,
+        total_secs: start.elapsed().as_secs_f64(),
+        buckets_reused,
+        shards_reused,
+        memory_budget: p.memory,
+        peak_rss: peak_rss(),
+        threads: p.threads,
+    })
+}
+
+/// The job description a rerun must match to reuse the work directory.
+fn job_text(p: &Params, bits: u32) -> String {
+    let input = match fingerprint(&p.keys) {
+        Some((path, len, mtime)) => format!("{} {len} {mtime}", path.display()),
+        None => "stdin".into(),
+    };
+    format!(
+        "ribbon big build job 1\ninput {input}\nformat {}\nshard_bits {bits}\nconfig {:?}\n",
+        p.format.name(),
+        p.config
+    )
+}
+
+fn job_reusable(p: &Params) -> bool {
+    fingerprint(&p.keys).is_some()
+}
+
+fn bucket_path(work: &Path, i: usize) -> PathBuf {
+    work.join("buckets").join(format!("b{i:06}.u64"))
+}
+
+fn shard_path(work: &Path, i: usize) -> PathBuf {
+    work.join("shards").join(format!("s{i:06}.rbn"))
+}
+
+/// The bucket counts of a finished phase 1.
+fn read_counts(work: &Path, bits: u32) -> Option<Vec<u64>> {
+    let text = std::fs::read_to_string(work.join("buckets").join("done")).ok()?;
+    let counts: Vec<u64> = text.lines().map(str::parse).collect::<Result<_, _>>().ok()?;
+    (counts.len() == 1 << bits).then_some(counts)
+}
+
+/// Phase 1.
+fn bucket(p: &Params, bits: u32) -> Result<Vec<u64>, Error> {
+    let n = 1usize << bits;
+    // At most half the budget for the buffers (the rest holds the input
+    // block and its hashes), and no more than 512 KiB a bucket: larger
+    // writes gain nothing.
+    let cap = (p.memory / 2 / 8 / n as u64).clamp(64, 1 << 16) as usize;
+    let mut buffers: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut counts = vec![0u64; n];
+    let total_bytes = std::fs::metadata(&p.keys)
+        .map(|m| m.len())
+        .ok()
+        .filter(|_| p.keys != Path::new("-"));
+    let bar = bytes_bar(total_bytes, p.progress);
+    let t = Instant::now();
+    let mut keys = 0u64;
+    let flush = |i: usize, buf: &mut Vec<u64>| -> Result<(), Error> {
+        let path = bucket_path(&p.work, i);
+        let bytes: Vec<u8> = buf.iter().flat_map(|h| h.to_le_bytes()).collect();
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(&bytes))
+            .map_err(|e| write_error(&shown(&path), e))?;
+        buf.clear();
+        Ok(())
+    };
+    for_each_hash_block(&p.keys, p.format, |hashes, consumed| {
+        for &h in hashes {
+            let s = shard_of(h, bits);
+            let buf = &mut buffers[s];
+            if buf.capacity() == 0 {
+                buf.reserve_exact(cap);
+            }
+            buf.push(h);
+            counts[s] += 1;
+            if buf.len() == cap {
+                flush(s, buf)?;
+            }
+        }
+        keys += hashes.len() as u64;
+        bar.set_position(consumed);
+        let rate = keys as f64 / t.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!("bucketing {keys} keys, {:.1} M keys/s", rate / 1e6));
+        Ok(())
+    })?;
+    for (i, buf) in buffers.iter_mut().enumerate() {
+        flush(i, buf)?;
+    }
+    bar.finish_and_clear();
+    let done: String = counts.iter().map(|c| format!("{c}\n")).collect();
+    let path = p.work.join("buckets").join("done");
+    std::fs::write(&path, done).map_err(|e| write_error(&shown(&path), e))?;
+    Ok(counts)
+}
+
+fn bytes_bar(total: Option<u64>, show: bool) -> ProgressBar {
+    if !show || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match total {
+        Some(t) => ProgressBar::with_draw_target(Some(t), ProgressDrawTarget::stderr()),
+        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+    };
+    let template = if total.is_some() {
+        "{msg} [{bar:30}] {bytes}/{total_bytes} (ETA {eta})"
+    } else {
+        "{msg} {bytes} read"
+    };
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// Phase 2: returns the number of shards reused.
+fn build_shards(p: &Params, bits: u32, counts: &[u64]) -> Result<usize, Error> {
+    let budget_bytes = p.memory;
+    if let Some((i, &c)) = counts.iter().enumerate().max_by_key(|(_, &c)| c) {
+        let need = c * SHARD_BYTES_PER_KEY;
+        if need > budget_bytes {
+            return Err(Error::failed(format!(
+                "shard {i} holds {c} keys, about {} MiB to build, over the memory budget of {} MiB: \
+                 use more --shard-bits (now {bits}) or a larger --memory",
+                need >> 20,
+                budget_bytes >> 20
+            )));
+        }
+    }
+    let budget = Budget::new(budget_bytes);
+    let total: u64 = counts.iter().sum();
+    let bar = crate::progress::bar(total, 1, "building shards");
+    if !p.progress {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    let reused = AtomicUsize::new(0);
+    let built = AtomicUsize::new(0);
+    (0..counts.len())
+        .into_par_iter()
+        .try_for_each(|i| -> Result<(), Error> {
+            let out = shard_path(&p.work, i);
+            if out.exists() {
+                reused.fetch_add(1, Ordering::Relaxed);
+                bar.inc(counts[i]);
+                return Ok(());
+            }
+            if let Some(limit) = p.fail_after_shards {
+                if built.load(Ordering::SeqCst) >= limit {
+                    return Err(Error::failed(format!(
+                        "stopped after {limit} shards (--fail-after-shards)"
+                    )));
+                }
+            }
+            let _reservation = budget.take(counts[i] * SHARD_BYTES_PER_KEY)?;
+            let hashes = read_bucket(&bucket_path(&p.work, i), counts[i])?;
+            let filter = build_shard(&hashes, i, bits, &p.config)
+                .map_err(|e| Error::failed(format!("building {}: {e}", shown(&p.keys))))?;
+            drop(hashes);
+            let tmp = out.with_extension("rbn.tmp");
+            std::fs::write(&tmp, filter.as_bytes())
+                .and_then(|()| std::fs::rename(&tmp, &out))
+                .map_err(|e| write_error(&shown(&out), e))?;
+            built.fetch_add(1, Ordering::SeqCst);
+            bar.inc(counts[i]);
+            Ok(())
+        })?;
+    bar.finish_and_clear();
+    Ok(reused.into_inner())
+}
+
+/// A bucket file's hashes, checking it holds `count` of them.
+fn read_bucket(path: &Path, count: u64) -> Result<Vec<u64>, Error> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && count == 0 => Vec::new(),
+        Err(e) => return Err(read_error(path, e)),
+    };
+    if bytes.len() as u64 != count * 8 {
+        return Err(Error::failed(format!(
+            "{}: {} bytes, {} expected (damaged work directory: delete it and rerun)",
+            shown(path),
+            bytes.len(),
+            count * 8
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect())
+}
+
+/// Phase 3: verifies every shard and writes the container; returns its
+/// length.
+fn assemble(p: &Params, bits: u32) -> Result<u64, Error> {
+    let n = 1usize << bits;
+    let entries = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let path = shard_path(&p.work, i);
+            let bytes = std::fs::read(&path).map_err(|e| read_error(&path, e))?;
+            ShardEntry::of(i, &bytes).map_err(|e| Error::failed(format!("{}: {e}", shown(&path))))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let layout = Layout::new(bits, &entries).map_err(|e| Error::failed(e.to_string()))?;
+    let tmp = tmp_path(&p.out);
+    let write = || -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        out.write_all(&layout.head())?;
+        for i in 0..n {
+            let bytes = std::fs::read(shard_path(&p.work, i))?;
+            out.write_all(&bytes)?;
+            out.write_all(&vec![0u8; layout.padding_after(i)])?;
+        }
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, &p.out)
+    };
+    write().map_err(|e| write_error(&shown(&p.out), e))?;
+    Ok(layout.file_len())
+}
+
+fn tmp_path(out: &Path) -> PathBuf {
+    let mut name = out.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".tmp");
+    out.with_file_name(name)
+}

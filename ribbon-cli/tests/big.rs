@@ -1,0 +1,264 @@
+//! `ribbon big`: the external-memory build at 10^6 keys with a small memory
+//! budget (bucketing, parallel shards, restart, determinism) and the
+//! memory-mapped queries, as the report runs them at 10^7 and more.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn ribbon(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args(args)
+        .output()
+        .expect("run ribbon")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let r = ribbon(args);
+    assert!(
+        r.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    r
+}
+
+fn failure(args: &[&str]) -> String {
+    let r = ribbon(args);
+    assert_eq!(r.status.code(), Some(1), "{args:?} should fail");
+    let e = String::from_utf8(r.stderr).unwrap();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    e
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+const N: u64 = 1_000_000;
+
+#[test]
+fn a_million_keys_in_a_small_budget_restart_and_determinism() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.bin");
+    ok(&["big", "gen", "--count", &N.to_string(), "--out", s(&keys)]);
+    assert_eq!(std::fs::metadata(&keys).unwrap().len(), N * 20);
+    let build = |out: &Path, extra: &[&str]| -> Output {
+        let mut args = vec![
+            "big",
+            "build",
+            "--keys",
+            s(&keys),
+            "--record-bytes",
+            "20",
+            "--out",
+            s(out),
+            "--memory",
+            "32M",
+            "--shard-bits",
+            "4",
+            "--json",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        ribbon(&args)
+    };
+
+    // Fresh, two threads.
+    let a = dir.path().join("a.rbs");
+    let r = build(&a, &["--threads", "2"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let summary = json(&r);
+    assert_eq!(summary["num_keys"], N);
+    assert_eq!(summary["shard_bits"], 4);
+    assert_eq!(summary["shards_reused"], 0);
+    let bpk = summary["bits_per_key"].as_f64().unwrap();
+    assert!((7.0..7.15).contains(&bpk), "{bpk}");
+    // The budget holds: 32 MiB for the work plus the program and a 16 MiB read block.
+    let peak = summary["peak_rss"].as_u64().unwrap();
+    assert!(peak < 96 << 20, "peak {peak}");
+    assert!(
+        !dir.path().join("a.rbs.work").exists(),
+        "work directory left behind"
+    );
+
+    // Interrupted after 5 shards (one thread), then rerun: the finished
+    // bucketing and shards are reused, and the bytes are the same.
+    let b = dir.path().join("b.rbs");
+    let r = build(&b, &["--threads", "1", "--fail-after-shards", "5"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("stopped after 5 shards"));
+    assert!(!b.exists());
+    let shards = std::fs::read_dir(dir.path().join("b.rbs.work/shards"))
+        .unwrap()
+        .count();
+    assert_eq!(shards, 5);
+    let r = build(&b, &["--threads", "1"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let summary = json(&r);
+    assert_eq!(summary["shards_reused"], 5);
+    assert_eq!(summary["buckets_reused"], true);
+    let bytes = std::fs::read(&a).unwrap();
+    assert!(
+        bytes == std::fs::read(&b).unwrap(),
+        "thread count or restart changed the bytes"
+    );
+
+    // Every member is found through the memory map; non-members at the FP rate.
+    let r = ok(&[
+        "big",
+        "query",
+        "--filter",
+        s(&a),
+        "--keys",
+        s(&keys),
+        "--record-bytes",
+        "20",
+    ]);
+    assert_eq!(r.stdout.len() as u64, 2 * N);
+    assert!(r.stdout.chunks(2).all(|l| l == b"1\n"));
+    let bench = json(&ok(&[
+        "big",
+        "bench",
+        "--filter",
+        s(&a),
+        "--members",
+        &N.to_string(),
+        "--sample",
+        "200000",
+        "--non-members",
+        "1000000",
+    ]));
+    assert_eq!(bench["false_negatives"], 0);
+    assert_eq!(bench["fp_within_3_sigma"], true, "{bench}");
+    let info = json(&ok(&["big", "info", "--filter", s(&a), "--verify", "--json"]));
+    assert_eq!(info["num_shards"], 16);
+    assert_eq!(info["shard_balanced"], true);
+    assert_eq!(info["num_keys"], N);
+
+    // A shard too large for the budget is refused with what to do.
+    let e = failure(&[
+        "big",
+        "build",
+        "--keys",
+        s(&keys),
+        "--record-bytes",
+        "20",
+        "--out",
+        s(&dir.path().join("c")),
+        "--memory",
+        "8M",
+        "--shard-bits",
+        "0",
+        "-q",
+    ]);
+    assert!(
+        e.contains("over the memory budget") && e.contains("--shard-bits"),
+        "{e}"
+    );
+
+    // Damage anywhere is found: at open, or by info --verify.
+    let mut bad = bytes.clone();
+    let at = bad.len() / 2;
+    bad[at] ^= 1;
+    let badf = dir.path().join("bad.rbs");
+    std::fs::write(&badf, &bad).unwrap();
+    let e = failure(&["big", "info", "--filter", s(&badf), "--verify"]);
+    assert!(e.contains("checksum"), "{e}");
+    std::fs::write(&badf, &bytes[..bytes.len() - 8]).unwrap();
+    let e = failure(&[
+        "big",
+        "query",
+        "--filter",
+        s(&badf),
+        "--keys",
+        s(&keys),
+        "--record-bytes",
+        "20",
+    ]);
+    assert!(e.contains("truncated"), "{e}");
+    let e = failure(&["big", "info", "--filter", s(&keys)]);
+    assert!(e.contains("bad magic"), "{e}");
+}
+
+#[test]
+fn text_hex_and_stdin_give_the_same_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..30_000).map(|i| format!("key-{i}\n")).collect();
+    let hex: String = (0..30_000)
+        .map(|i| {
+            format!("key-{i}")
+                .bytes()
+                .map(|b| format!("{b:02X}"))
+                .collect::<String>()
+                + "\r\n"
+        })
+        .collect();
+    let (t, h) = (dir.path().join("k.txt"), dir.path().join("k.hex"));
+    std::fs::write(&t, &text).unwrap();
+    std::fs::write(&h, &hex).unwrap();
+    let common = ["--shard-bits", "3", "--memory", "16M", "-q"];
+    let out = |name: &str| dir.path().join(name);
+    let (tf, hf) = (out("t.rbs"), out("h.rbs"));
+    let mut a = vec!["big", "build", "--keys", s(&t), "--out", s(&tf)];
+    a.extend(common);
+    ok(&a);
+    let mut a = vec!["big", "build", "--keys", s(&h), "--hex", "--out", s(&hf)];
+    a.extend(common);
+    ok(&a);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args(["big", "build", "--keys", "-", "--out", s(&out("i.rbs"))])
+        .args(common)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    let bytes = std::fs::read(out("t.rbs")).unwrap();
+    assert!(bytes == std::fs::read(out("h.rbs")).unwrap());
+    assert!(bytes == std::fs::read(out("i.rbs")).unwrap());
+    let r = ok(&["big", "query", "--filter", s(&out("t.rbs")), "--keys", s(&t)]);
+    assert!(String::from_utf8(r.stdout).unwrap().lines().all(|l| l == "1"));
+
+    // Bad input: one line, exit 1.
+    std::fs::write(out("odd.bin"), [0u8; 41]).unwrap();
+    let e = failure(&[
+        "big",
+        "build",
+        "--keys",
+        s(&out("odd.bin")),
+        "--record-bytes",
+        "20",
+        "--out",
+        s(&out("o.rbs")),
+        "-q",
+    ]);
+    assert!(e.contains("1 bytes after the last whole 20-byte record"), "{e}");
+    std::fs::write(out("bad.hex"), "00\nxy\n").unwrap();
+    let e = failure(&[
+        "big",
+        "build",
+        "--keys",
+        s(&out("bad.hex")),
+        "--hex",
+        "--out",
+        s(&out("o.rbs")),
+        "-q",
+    ]);
+    assert!(e.contains("bad.hex:2: invalid hex"), "{e}");
+    let r = ribbon(&[
+        "big",
+        "build",
+        "--keys",
+        s(&t),
+        "--out",
+        s(&out("o.rbs")),
+        "--memory",
+        "lots",
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+}
