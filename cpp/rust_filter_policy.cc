@@ -1,20 +1,20 @@
 // The Rust filter policy: RocksDB's FilterPolicy, FilterBitsBuilder and
-// FilterBitsReader interfaces, with every filter built and read in Rust.
+// FilterBitsReader, with every filter built and read by a Rust policy
+// (rocks-bridge/src/ffi.rs): the `rust.*` policies and the ones users
+// register (rocks_bridge::custom) alike. The Rust side catches every panic;
+// nothing here throws into RocksDB.
 #include "cpp/rust_filter_policy.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "cache/cache_reservation_manager.h"
-#include "cpp/bridge_util.h"
 #include "rocks-bridge/src/ffi.rs.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/convenience.h"
@@ -39,6 +39,33 @@ using rocksdb::FilterBuildingContext;
 using rocksdb::Slice;
 
 namespace {
+
+rust::Slice<const uint8_t> AsRust(const Slice& s) {
+  return rust::Slice<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+// A filter RocksDB takes ownership of: `bytes` copied into `*buf`.
+Slice HandToRocksDb(const rust::Vec<uint8_t>& bytes,
+                    std::unique_ptr<const char[]>* buf) {
+  char* data = new char[std::max<size_t>(bytes.size(), 1)];
+  std::copy(bytes.begin(), bytes.end(), data);
+  buf->reset(data);
+  return Slice(data, bytes.size());
+}
+
+BuildContext ToBuildContext(const FilterBuildingContext& context) {
+  BuildContext ctx;
+  ctx.format_version = context.table_options.format_version;
+  ctx.compaction_style = static_cast<int32_t>(context.compaction_style);
+  ctx.reason = context.reason;
+  ctx.level_at_creation = context.level_at_creation;
+  ctx.optimize_filters_for_memory =
+      context.table_options.optimize_filters_for_memory;
+  ctx.detect_filter_construct_corruption =
+      context.table_options.detect_filter_construct_corruption;
+  return ctx;
+}
 
 // RocksDB's status strings for a corrupted construction
 // (XXPH3FilterBitsBuilder in table/block_based/filter_policy.cc).
@@ -66,12 +93,12 @@ Slice FinishAlwaysTrue() { return Slice("\0\0\0\0\0\0", 6); }
 //   until the builder is destroyed;
 // - the buckets are released once the entries are no longer needed: at
 //   Finish, or at MaybePostVerify when the entries are kept for it.
-class RustBitsBuilder : public RustSizedBuilder<RustBuilder> {
+class RustBitsBuilder : public FilterBitsBuilder {
  public:
-  RustBitsBuilder(rust::Box<RustBuilder> inner,
+  RustBitsBuilder(rust::Box<BuilderHandle> inner,
                   std::shared_ptr<rocksdb::CacheReservationManager> charge,
                   bool detect)
-      : RustSizedBuilder(std::move(inner)),
+      : inner_(std::move(inner)),
         charge_(std::move(charge)),
         detect_(detect) {}
 
@@ -82,6 +109,18 @@ class RustBitsBuilder : public RustSizedBuilder<RustBuilder> {
   void AddKeyAndAlt(const Slice& key, const Slice& alt) override {
     inner_->add_key_and_alt(AsRust(key), AsRust(alt));
     ChargeNewEntries();
+  }
+  size_t EstimateEntriesAdded() override {
+    return inner_->estimate_entries_added();
+  }
+  size_t ApproximateNumEntries(size_t bytes) override {
+    return inner_->approximate_num_entries(bytes);
+  }
+  size_t CalculateSpace(size_t num_entries) override {
+    return inner_->calculate_space(num_entries);
+  }
+  double EstimatedFpRate(size_t num_entries, size_t bytes) override {
+    return inner_->estimated_fp_rate(num_entries, bytes);
   }
   using FilterBitsBuilder::Finish;
   Slice Finish(std::unique_ptr<const char[]>* buf) override {
@@ -104,7 +143,7 @@ class RustBitsBuilder : public RustSizedBuilder<RustBuilder> {
         }
       }
     }
-    FinishedFilter f = inner_->finish(bloom_fallback);
+    FinishedFilter f = inner_->finish_constructed(bloom_fallback, detect_);
     if (f.filter.empty()) {
       ReleaseEntries();
       buf->reset();
@@ -113,14 +152,14 @@ class RustBitsBuilder : public RustSizedBuilder<RustBuilder> {
     // RocksDB's Ribbon builder checks the entries before charging the
     // filter, its Bloom builder after.
     std::unique_ptr<ReservationHandle> final_charge;
-    if (!f.ribbon) ChargeFilter(f.filter.size(), &final_charge);
+    if (!f.banded) ChargeFilter(f.filter.size(), &final_charge);
     if (!f.entries_intact) {
       ReleaseEntries();
       if (status) *status = rocksdb::Status::Corruption(kEntriesCorrupted);
       return FinishAlwaysTrue();
     }
     if (!detect_) ReleaseEntries();
-    if (f.ribbon) ChargeFilter(f.filter.size(), &final_charge);
+    if (f.banded) ChargeFilter(f.filter.size(), &final_charge);
     if (final_charge) final_charges_.push_back(std::move(final_charge));
     return HandToRocksDb(f.filter, buf);
     // `banding` is released here, last, as RocksDB releases it.
@@ -160,6 +199,7 @@ class RustBitsBuilder : public RustSizedBuilder<RustBuilder> {
   }
   void ReleaseEntries() { buckets_.clear(); }
 
+  rust::Box<BuilderHandle> inner_;
   // Null unless kFilterConstruction is charged to a block cache.
   std::shared_ptr<rocksdb::CacheReservationManager> charge_;
   bool detect_;
@@ -168,23 +208,38 @@ class RustBitsBuilder : public RustSizedBuilder<RustBuilder> {
   std::deque<std::unique_ptr<ReservationHandle>> final_charges_;
 };
 
-class RustBitsReader : public rocksdb::BuiltinFilterBitsReader {
+class RustBitsReader : public FilterBitsReader {
  public:
-  explicit RustBitsReader(rust::Box<RustReader> inner)
+  explicit RustBitsReader(rust::Box<ReaderHandle> inner)
       : inner_(std::move(inner)) {}
 
   bool MayMatch(const Slice& key) override {
     return inner_->may_match(AsRust(key));
   }
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
-    MayMatchInChunks(*inner_, num_keys, keys, may_match);
-  }
-  bool HashMayMatch(const uint64_t h) override {
-    return inner_->may_match_hash(h);
+    // Readers are shared by concurrent Gets and MultiGets: everything here
+    // lives on the stack. Keys go to Rust as (address, length) pairs, in
+    // chunks of MultiGet's batch size.
+    constexpr int kChunk = 32;
+    size_t addresses[kChunk];
+    size_t lengths[kChunk];
+    uint8_t answers[kChunk];
+    for (int begin = 0; begin < num_keys; begin += kChunk) {
+      int n = std::min(kChunk, num_keys - begin);
+      for (int i = 0; i < n; ++i) {
+        addresses[i] = reinterpret_cast<size_t>(keys[begin + i]->data());
+        lengths[i] = keys[begin + i]->size();
+      }
+      inner_->may_match_batch(
+          rust::Slice<const size_t>(addresses, static_cast<size_t>(n)),
+          rust::Slice<const size_t>(lengths, static_cast<size_t>(n)),
+          rust::Slice<uint8_t>(answers, static_cast<size_t>(n)));
+      for (int i = 0; i < n; ++i) may_match[begin + i] = answers[i] != 0;
+    }
   }
 
  private:
-  rust::Box<RustReader> inner_;
+  rust::Box<ReaderHandle> inner_;
 };
 
 // Whether construction memory is charged to the block cache: the
@@ -200,94 +255,111 @@ bool FilterConstructionCharged(const rocksdb::BlockBasedTableOptions& table) {
 
 class RustFilterPolicy : public rocksdb::FilterPolicy {
  public:
-  // `name` is "rust.RibbonFilter" or "rust.BloomFilter", `bits` the
-  // canonical bits-per-key suffix (":10", ":6.5"); a Ribbon policy has a
-  // bloom_before_level, which SetOptions can change
-  // ("table_factory.filter_policy.bloom_before_level"), as with RocksDB's
-  // own ribbonfilter.
-  RustFilterPolicy(std::string name, std::string bits, bool ribbon,
-                   int bloom_before_level)
-      : name_(std::move(name)),
-        bits_(std::move(bits)),
-        ribbon_(ribbon),
-        bloom_before_level_(bloom_before_level) {
-    if (ribbon_) {
-      static const std::unordered_map<std::string, rocksdb::OptionTypeInfo>
-          type_info = {
-              {"bloom_before_level",
-               {offsetof(class RustFilterPolicy, bloom_before_level_),
-                rocksdb::OptionType::kAtomicInt,
-                rocksdb::OptionVerificationType::kNormal,
-                rocksdb::OptionTypeFlags::kMutable}},
-          };
-      RegisterOptions(this, &type_info);
+  // The policy's mutable options (a Ribbon policy's bloom_before_level) are
+  // registered with RocksDB's Configurable, parsed, shown and compared by
+  // the Rust policy, so SetOptions
+  // ("table_factory.filter_policy.bloom_before_level") and OPTIONS files
+  // handle them as RocksDB's own ribbonfilter's.
+  explicit RustFilterPolicy(rust::Box<PolicyHandle> policy)
+      : policy_(std::move(policy)),
+        name_(std::string(policy_->name())),
+        compatibility_name_(std::string(policy_->compatibility_name())) {
+    for (const rust::String& option : policy_->mutable_options()) {
+      rocksdb::OptionTypeInfo info(0, rocksdb::OptionType::kUnknown,
+                                   rocksdb::OptionVerificationType::kNormal,
+                                   rocksdb::OptionTypeFlags::kMutable);
+      info.SetParseFunc([](const rocksdb::ConfigOptions&,
+                           const std::string& name, const std::string& value,
+                           void* addr) {
+        try {
+          static_cast<RustFilterPolicy*>(addr)->policy_->set_option(name,
+                                                                    value);
+          return rocksdb::Status::OK();
+        } catch (const std::exception& e) {
+          return rocksdb::Status::InvalidArgument(e.what());
+        }
+      });
+      info.SetSerializeFunc([](const rocksdb::ConfigOptions&,
+                               const std::string& name, const void* addr,
+                               std::string* value) {
+        *value = std::string(
+            static_cast<const RustFilterPolicy*>(addr)->policy_->option(name));
+        return rocksdb::Status::OK();
+      });
+      info.SetEqualsFunc([](const rocksdb::ConfigOptions&,
+                            const std::string& name, const void* a,
+                            const void* b, std::string* mismatch) {
+        bool same =
+            std::string(
+                static_cast<const RustFilterPolicy*>(a)->policy_->option(
+                    name)) ==
+            std::string(
+                static_cast<const RustFilterPolicy*>(b)->policy_->option(name));
+        if (!same) *mismatch = name;
+        return same;
+      });
+      options_.emplace(std::string(option), std::move(info));
     }
+    if (!options_.empty()) RegisterOptions(this, &options_);
   }
 
   // The name its registered options go under (Configurable).
   static const char* kName() { return "RustFilterPolicy"; }
+  // The name the policy is registered under ("rust.RibbonFilter").
   const char* Name() const override { return name_.c_str(); }
-  // The built-in family's name: RocksDB stores and finds filter blocks under
-  // it, so files written by either side are read by the other.
+  // The family RocksDB stores and finds filter blocks under: for the rust.*
+  // policies the built-in one, so files written by either side are read by
+  // the other.
   const char* CompatibilityName() const override {
-    return "rocksdb.BuiltinBloomFilter";
+    return compatibility_name_.c_str();
   }
   // The full id, so an options string or OPTIONS file recreates the policy
   // with its settings: "rust.RibbonFilter:10:1", "rust.BloomFilter:10".
-  std::string GetId() const override {
-    std::string id = name_ + bits_;
-    if (ribbon_) {
-      id += ":" + std::to_string(
-                      bloom_before_level_.load(std::memory_order_relaxed));
-    }
-    return id;
-  }
+  std::string GetId() const override { return std::string(policy_->id()); }
 
   FilterBitsBuilder* GetBuilderWithContext(
       const FilterBuildingContext& context) const override {
-    BuildContext ctx = ToBuildContext(context);
-    rust::Box<RustBuilder> builder = new_builder(GetId(), ctx);
+    rust::Box<BuilderHandle> builder =
+        policy_->new_builder(ToBuildContext(context));
     if (!builder->builds_filter()) return nullptr;
     // As BloomLikeFilterPolicy decides for its FastLocalBloom and Ribbon
-    // builders (the legacy Bloom charges nothing and detects nothing).
+    // builders (builders that do not follow RocksDB's construction
+    // protocol, like the legacy Bloom, charge nothing and detect nothing).
     std::shared_ptr<rocksdb::CacheReservationManager> charge;
-    bool xxph3 = builder->is_xxph3();
-    if (xxph3 && context.table_options.block_cache &&
+    bool protocol = builder->follows_construction_protocol();
+    if (protocol && context.table_options.block_cache &&
         FilterConstructionCharged(context.table_options)) {
       charge = std::make_shared<FilterConstructionCharge>(
           context.table_options.block_cache);
     }
     bool detect =
-        xxph3 && context.table_options.detect_filter_construct_corruption;
+        protocol && context.table_options.detect_filter_construct_corruption;
     return new RustBitsBuilder(std::move(builder), std::move(charge), detect);
   }
 
   FilterBitsReader* GetFilterBitsReader(const Slice& contents) const override {
     // RocksDB keeps `contents` alive for the reader's lifetime.
-    return new RustBitsReader(new_reader(AsRust(contents)));
+    return new RustBitsReader(policy_->new_reader(AsRust(contents)));
   }
 
  private:
+  rust::Box<PolicyHandle> policy_;
   std::string name_;
-  std::string bits_;
-  bool ribbon_;
-  std::atomic<int> bloom_before_level_;
+  std::string compatibility_name_;
+  std::unordered_map<std::string, rocksdb::OptionTypeInfo> options_;
 };
 
-// Factory for the ObjectLibrary: the Rust side validates and canonicalises
-// the id.
+// Factory for the ObjectLibrary: the Rust registry makes the policy.
 const rocksdb::FilterPolicy* MakePolicy(
     const std::string& uri, std::unique_ptr<const rocksdb::FilterPolicy>* guard,
     std::string* errmsg) {
-  PolicyParts parts;
-  if (!parse_policy_id(uri, parts)) {
-    if (errmsg) *errmsg = "invalid Rust filter policy: " + uri;
+  try {
+    guard->reset(new RustFilterPolicy(make_policy(uri)));
+    return guard->get();
+  } catch (const std::exception& e) {
+    if (errmsg) *errmsg = e.what();
     return nullptr;
   }
-  guard->reset(new RustFilterPolicy(std::string(parts.name),
-                                    std::string(parts.bits_suffix),
-                                    parts.ribbon, parts.bloom_before_level));
-  return guard->get();
 }
 
 rocksdb::BlockBasedTableOptions* TableOptions(size_t options_address) {
@@ -299,25 +371,14 @@ rocksdb::BlockBasedTableOptions* TableOptions(size_t options_address) {
 
 }  // namespace
 
-void register_rust_filter_policies() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    auto library = rocksdb::ObjectLibrary::Default();
-    using Entry = rocksdb::ObjectLibrary::PatternEntry;
-    library->AddFactory<const rocksdb::FilterPolicy>(
-        Entry("rust.RibbonFilter", false).AddNumber(":", false), MakePolicy);
-    library->AddFactory<const rocksdb::FilterPolicy>(
-        Entry("rust.RibbonFilter", false)
-            .AddNumber(":", false)
-            .AddNumber(":", true),
-        MakePolicy);
-    library->AddFactory<const rocksdb::FilterPolicy>(
-        Entry("rust.BloomFilter", false).AddNumber(":", false), MakePolicy);
-  });
+void register_policy_name(rust::Str name) {
+  using Entry = rocksdb::ObjectLibrary::PatternEntry;
+  // "NAME" alone, or "NAME:" and at least one character.
+  rocksdb::ObjectLibrary::Default()->AddFactory<const rocksdb::FilterPolicy>(
+      Entry(std::string(name), true).AddSeparator(":", true), MakePolicy);
 }
 
 void set_table_filter_policy(size_t options_address, rust::Str id) {
-  register_rust_filter_policies();
   rocksdb::BlockBasedTableOptions* table = TableOptions(options_address);
   if (!table) {
     throw std::invalid_argument("the table factory is not block-based");

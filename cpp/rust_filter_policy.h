@@ -1,5 +1,5 @@
-// A RocksDB FilterPolicy whose filters are built and read by the pure-Rust
-// `ribbon` crate (through rocks-bridge/src/ffi.rs).
+// A RocksDB FilterPolicy whose filters are built and read by Rust policies
+// (rocks-bridge/src/ffi.rs): the rust.* ones and users' own.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +10,10 @@
 
 namespace rocks_bridge {
 
-// Registers the policies in RocksDB's ObjectLibrary (once), so that
-// "rust.RibbonFilter:BITS[:BLOOM_BEFORE_LEVEL]" and "rust.BloomFilter:BITS"
-// select them wherever RocksDB parses a filter policy.
-void register_rust_filter_policies();
+// Adds `name` to RocksDB's ObjectLibrary: the ids "NAME" and "NAME:ARGS"
+// create the Rust policy registered under that name (the Rust registry
+// checks the name and calls this once per name).
+void register_policy_name(rust::Str name);
 
 // Sets BlockBasedTableOptions::filter_policy of the block-based table factory
 // of a `rocksdb_options_t*` (passed as an address) to the policy `id` (any id

@@ -1,22 +1,17 @@
 //! The cxx bridge between RocksDB's filter interfaces (C++, in
-//! `cpp/rust_filter_policy.cc`) and the `ribbon` crate.
+//! `cpp/rust_filter_policy.cc`) and the Rust policies: every policy, the
+//! `rust.*` ones and the ones users register, is a [`Policy`] behind a
+//! [`PolicyHandle`].
 //!
 //! Contract for every function C++ calls: it never unwinds into C++. A panic
-//! is caught; a builder then yields RocksDB's "always true" filter and a
+//! is caught; a builder then yields its family's "always true" filter and a
 //! reader answers "may match", so a failure can cost filtering but never a
 //! false negative.
 
-use ribbon::builder::FilterBuilder;
-use ribbon::format::FilterReader;
-use ribbon::format::ALWAYS_TRUE_FILTER as ALWAYS_TRUE;
+use crate::custom::{self, FilterBlock, Policy};
 use ribbon::policy::{self, FilterPolicy};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-/// Filters finished by Rust builders (see [`crate::Counters`]).
-pub(crate) static FILTERS_BUILT: AtomicU64 = AtomicU64::new(0);
-/// Rust readers created for RocksDB.
-pub(crate) static READERS_CREATED: AtomicU64 = AtomicU64::new(0);
+use std::sync::Arc;
 
 #[cxx::bridge(namespace = "rocks_bridge")]
 pub(crate) mod bridge {
@@ -57,53 +52,58 @@ pub(crate) mod bridge {
     }
 
     /// A finished filter and what C++ needs to replay RocksDB's cache
-    /// charging and statuses around it.
+    /// charging and statuses around it (`custom::Finished`).
     struct FinishedFilter {
-        /// The filter block contents (empty: the always-false filter).
+        /// The filter block contents (empty: no filter).
         filter: Vec<u8>,
-        /// It is a Standard128 Ribbon filter (else, when not empty, a Bloom).
-        ribbon: bool,
+        /// It was banded (a Ribbon filter); else, when not empty, a Bloom.
+        banded: bool,
         /// The hash entries still had the checksum taken as they were added
-        /// (always true without `detect_filter_construct_corruption`).
+        /// (always true without detection).
         entries_intact: bool,
-    }
-
-    /// A Rust policy id in parts: `name` + `bits_suffix` [+ `:level`].
-    struct PolicyParts {
-        /// `rust.RibbonFilter` or `rust.BloomFilter`.
-        name: String,
-        /// RocksDB's canonical bits-per-key suffix, `:10` or `:6.5`.
-        bits_suffix: String,
-        ribbon: bool,
-        bloom_before_level: i32,
     }
 
     // Rust types and functions, called from the C++ policy.
     extern "Rust" {
-        type RustBuilder;
-        type RustReader;
+        type PolicyHandle;
+        type BuilderHandle;
+        type ReaderHandle;
 
-        fn parse_policy_id(id: &str, parts: &mut PolicyParts) -> bool;
         fn names_no_filter_policy(id: &str) -> bool;
-        fn new_builder(policy_id: &str, ctx: &BuildContext) -> Box<RustBuilder>;
-        fn builds_filter(self: &RustBuilder) -> bool;
-        fn add_key(self: &mut RustBuilder, key: &[u8]);
-        fn add_key_and_alt(self: &mut RustBuilder, key: &[u8], alt: &[u8]);
-        fn estimate_entries_added(self: &RustBuilder) -> usize;
-        fn is_xxph3(self: &RustBuilder) -> bool;
-        fn banding_bytes(self: &RustBuilder) -> usize;
-        fn finish(self: &mut RustBuilder, bloom_fallback: bool) -> FinishedFilter;
-        fn post_verify(self: &mut RustBuilder, filter: &[u8]) -> bool;
-        fn calculate_space(self: &RustBuilder, num_entries: usize) -> usize;
-        fn approximate_num_entries(self: &RustBuilder, bytes: usize) -> usize;
-        fn estimated_fp_rate(self: &RustBuilder, num_entries: usize, bytes: usize) -> f64;
 
-        fn new_reader(contents: &[u8]) -> Box<RustReader>;
-        fn may_match(self: &RustReader, key: &[u8]) -> bool;
-        fn may_match_hash(self: &RustReader, hash: u64) -> bool;
+        fn make_policy(id: &str) -> Result<Box<PolicyHandle>>;
+        fn name(self: &PolicyHandle) -> &str;
+        fn id(self: &PolicyHandle) -> String;
+        fn compatibility_name(self: &PolicyHandle) -> &str;
+        fn mutable_options(self: &PolicyHandle) -> Vec<String>;
+        fn set_option(self: &PolicyHandle, name: &str, value: &str) -> Result<()>;
+        fn option(self: &PolicyHandle, name: &str) -> String;
+        fn new_builder(self: &PolicyHandle, ctx: &BuildContext) -> Box<BuilderHandle>;
+        fn new_reader(self: &PolicyHandle, contents: &[u8]) -> Box<ReaderHandle>;
+
+        fn builds_filter(self: &BuilderHandle) -> bool;
+        fn add_key(self: &mut BuilderHandle, key: &[u8]);
+        fn add_key_and_alt(self: &mut BuilderHandle, key: &[u8], alt: &[u8]);
+        fn estimate_entries_added(self: &BuilderHandle) -> usize;
+        fn finish(self: &mut BuilderHandle) -> Vec<u8>;
+        fn calculate_space(self: &BuilderHandle, num_entries: usize) -> usize;
+        fn approximate_num_entries(self: &BuilderHandle, bytes: usize) -> usize;
+        fn estimated_fp_rate(self: &BuilderHandle, num_entries: usize, bytes: usize) -> f64;
+        fn follows_construction_protocol(self: &mut BuilderHandle) -> bool;
+        fn banding_bytes(self: &mut BuilderHandle) -> usize;
+        fn finish_constructed(self: &mut BuilderHandle, bloom_fallback: bool, detect: bool)
+            -> FinishedFilter;
+        fn post_verify(self: &mut BuilderHandle, filter: &[u8]) -> bool;
+
+        fn may_match(self: &ReaderHandle, key: &[u8]) -> bool;
         /// Keys as (address, length) pairs of memory C++ keeps alive for the
         /// call; `out` gets 0 or 1 per key.
-        unsafe fn may_match_batch(self: &RustReader, addresses: &[usize], lengths: &[usize], out: &mut [u8]);
+        unsafe fn may_match_batch(
+            self: &ReaderHandle,
+            addresses: &[usize],
+            lengths: &[usize],
+            out: &mut [u8],
+        );
     }
 
     // C++ functions, called from Rust.
@@ -114,19 +114,10 @@ pub(crate) mod bridge {
         #[namespace = "rocksdb"]
         type TableFileCreationReason;
 
-        fn register_rust_filter_policies();
+        fn register_policy_name(name: &str);
         fn set_table_filter_policy(options_address: usize, id: &str) -> Result<()>;
         fn table_filter_policy_id(options_address: usize) -> String;
     }
-}
-
-/// The filter policy of a Rust policy id (its canonical id is its `id()`): the
-/// `rust.` ids are RocksDB's built-in ids under another name.
-pub(crate) fn parse_rust_policy(id: &str) -> Option<FilterPolicy> {
-    FilterPolicy::parse(id)
-        .ok()
-        .flatten()
-        .filter(|p| p.provider() == policy::Provider::Rust)
 }
 
 /// Whether `id` is one of the ids that mean "no filter policy" (`""`,
@@ -134,24 +125,6 @@ pub(crate) fn parse_rust_policy(id: &str) -> Option<FilterPolicy> {
 /// rule, asked by the C++ side too.
 fn names_no_filter_policy(id: &str) -> bool {
     catch_unwind(|| matches!(FilterPolicy::parse(id), Ok(None))).unwrap_or(false)
-}
-
-fn parse_policy_id(id: &str, parts: &mut bridge::PolicyParts) -> bool {
-    catch_unwind(|| parse_rust_policy(id))
-        .ok()
-        .flatten()
-        .map(|policy| {
-            parts.name = policy.name().to_string();
-            parts.bits_suffix = policy.bits_per_key().suffix();
-            match policy.kind() {
-                policy::PolicyKind::Ribbon { bloom_before_level } => {
-                    parts.ribbon = true;
-                    parts.bloom_before_level = bloom_before_level;
-                }
-                _ => parts.ribbon = false,
-            }
-        })
-        .is_some()
 }
 
 /// What the filter policies distinguish of RocksDB's creation reasons:
@@ -177,7 +150,7 @@ impl From<policy::CreationReason> for bridge::TableFileCreationReason {
     }
 }
 
-pub(crate) fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
+fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
     policy::BuildContext {
         format_version: ctx.format_version,
         compaction_style: match ctx.compaction_style {
@@ -192,71 +165,101 @@ pub(crate) fn to_context(ctx: &bridge::BuildContext) -> policy::BuildContext {
     }
 }
 
-/// A filter builder for RocksDB; `None` inside when the policy writes no
-/// filter for this file, or when it failed (then its filter is always-true).
-///
-/// With `detect_filter_construct_corruption` (FastLocalBloom and Ribbon
-/// only, as in RocksDB's `XXPH3FilterBitsBuilder`) it keeps an XOR checksum
-/// of the hash entries, taken as each is added, checks it against the
-/// entries the filter is built from, and keeps those entries until
-/// [`RustBuilder::post_verify`] has queried the finished filter for each.
-pub struct RustBuilder {
-    inner: Option<FilterBuilder>,
-    failed: bool,
-    detect: bool,
-    /// XOR of the hash entries added since the last finish.
-    checksum: u64,
-    /// Entries already folded into `checksum`.
-    checksummed: usize,
-    /// The entries of the last filter, for `post_verify`.
-    kept: Vec<u64>,
+/// A registered policy as the C++ policy holds it, with the strings RocksDB
+/// asks for by pointer computed once.
+pub struct PolicyHandle {
+    policy: Arc<dyn Policy>,
+    name: String,
+    compatibility_name: String,
+    always_true: Arc<[u8]>,
 }
 
-fn new_builder(policy_id: &str, ctx: &bridge::BuildContext) -> Box<RustBuilder> {
-    let inner =
-        catch_unwind(|| parse_rust_policy(policy_id).and_then(|p| FilterBuilder::new(&p, &to_context(ctx))))
+fn make_policy(id: &str) -> Result<Box<PolicyHandle>, String> {
+    let (name, policy) = custom::make_policy(id)?;
+    let (compatibility_name, always_true) = catch_unwind(AssertUnwindSafe(|| {
+        (policy.compatibility_name(), policy.always_true_filter())
+    }))
+    .map_err(|_| format!("filter policy {id:?} panicked"))?;
+    if compatibility_name.is_empty() {
+        return Err(format!("filter policy {id:?} has an empty compatibility name"));
+    }
+    Ok(Box::new(PolicyHandle {
+        policy,
+        name,
+        compatibility_name,
+        always_true: always_true.into(),
+    }))
+}
+
+impl PolicyHandle {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    /// The policy's id now (a mutable option may be part of it); its name
+    /// if the policy panics.
+    fn id(&self) -> String {
+        catch_unwind(AssertUnwindSafe(|| self.policy.id())).unwrap_or_else(|_| self.name.clone())
+    }
+    fn compatibility_name(&self) -> &str {
+        &self.compatibility_name
+    }
+    fn mutable_options(&self) -> Vec<String> {
+        catch_unwind(AssertUnwindSafe(|| self.policy.mutable_options())).unwrap_or_default()
+    }
+    fn set_option(&self, name: &str, value: &str) -> Result<(), String> {
+        catch_unwind(AssertUnwindSafe(|| self.policy.set_option(name, value)))
+            .unwrap_or_else(|_| Err(format!("setting {name:?} panicked")))
+    }
+    fn option(&self, name: &str) -> String {
+        catch_unwind(AssertUnwindSafe(|| self.policy.option(name)))
             .ok()
-            .flatten();
-    let detect = ctx.detect_filter_construct_corruption && inner.as_ref().is_some_and(is_xxph3_kind);
-    Box::new(RustBuilder {
-        inner,
-        failed: false,
-        detect,
-        checksum: 0,
-        checksummed: 0,
-        kept: Vec::new(),
-    })
+            .flatten()
+            .unwrap_or_default()
+    }
+    fn new_builder(&self, ctx: &bridge::BuildContext) -> Box<BuilderHandle> {
+        let ctx = to_context(ctx);
+        let (inner, failed) = match catch_unwind(AssertUnwindSafe(|| self.policy.builder(&ctx))) {
+            Ok(inner) => (inner, false),
+            Err(_) => (None, true),
+        };
+        Box::new(BuilderHandle {
+            inner,
+            failed,
+            always_true: Arc::clone(&self.always_true),
+        })
+    }
+    fn new_reader(&self, contents: &[u8]) -> Box<ReaderHandle> {
+        if contents == &*self.always_true {
+            return Box::new(ReaderHandle { inner: None });
+        }
+        // SAFETY: RocksDB's `GetFilterBitsReader` contract: the filter block
+        // behind `contents` stays alive and unchanged for the lifetime of the
+        // reader made over it; the C++ reader owns the returned Box (and so
+        // the block handle) and is destroyed before RocksDB releases the block.
+        let block = unsafe { FilterBlock::borrowed(contents) };
+        let inner = catch_unwind(AssertUnwindSafe(|| self.policy.reader(block))).ok();
+        Box::new(ReaderHandle { inner })
+    }
 }
 
-/// FastLocalBloom and Ribbon: RocksDB's builders over 64-bit hash entries,
-/// the ones that charge the block cache and detect construction corruption
-/// (the legacy Bloom does neither).
-fn is_xxph3_kind(b: &FilterBuilder) -> bool {
-    !matches!(b.kind(), policy::FilterKind::LegacyBloom(_))
+/// A builder for RocksDB. `inner` is `None` when the policy writes no filter
+/// for this file; `failed` once it (or making it) panicked: it then writes
+/// the family's always-true filter, and is not trusted again.
+pub struct BuilderHandle {
+    inner: Option<Box<dyn custom::Builder>>,
+    failed: bool,
+    always_true: Arc<[u8]>,
 }
 
-/// RocksDB's `StandardBanding::EstimateMemoryUsage` for Standard128 Ribbon
-/// (`util/ribbon_impl.h`): a 128-bit coefficient row and a 32-bit result
-/// row per slot.
-const BANDING_BYTES_PER_SLOT: usize = 16 + 4;
-
-thread_local! {
-    static CORRUPT_HASH_ENTRIES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Test-only fault injection (see [`crate::testing`]): while on, every
-/// filter this thread finishes with `detect_filter_construct_corruption`
-/// has a hash entry corrupted after the checksum was taken.
-pub(crate) fn set_corrupt_hash_entries(on: bool) {
-    CORRUPT_HASH_ENTRIES.with(|c| c.set(on));
-}
-
-impl RustBuilder {
-    fn guarded<T>(&mut self, fallback: T, f: impl FnOnce(&mut FilterBuilder) -> T) -> T {
+impl BuilderHandle {
+    fn guarded<T>(&mut self, fallback: T, f: impl FnOnce(&mut dyn custom::Builder) -> T) -> T {
+        if self.failed {
+            return fallback;
+        }
         let Some(b) = self.inner.as_mut() else {
             return fallback;
         };
-        match catch_unwind(AssertUnwindSafe(|| f(b))) {
+        match catch_unwind(AssertUnwindSafe(|| f(b.as_mut()))) {
             Ok(v) => v,
             Err(_) => {
                 self.failed = true;
@@ -264,168 +267,107 @@ impl RustBuilder {
             }
         }
     }
-    /// Folds the entries added since the last call into the checksum, as
-    /// RocksDB's `AddHash` does for each entry it adds.
-    fn checksum_new_entries(&mut self) {
-        if !self.detect {
-            return;
-        }
-        if let Some(b) = self.inner.as_ref() {
-            let entries = b.hash_entries();
-            for &h in entries.get(self.checksummed..).unwrap_or(&[]) {
-                self.checksum ^= h;
-            }
-            self.checksummed = entries.len();
+    fn asked<T>(&self, fallback: T, f: impl FnOnce(&dyn custom::Builder) -> T) -> T {
+        match self.inner.as_deref() {
+            Some(b) if !self.failed => catch_unwind(AssertUnwindSafe(|| f(b))).unwrap_or(fallback),
+            _ => fallback,
         }
     }
     fn builds_filter(&self) -> bool {
-        self.inner.is_some()
-    }
-    fn is_xxph3(&self) -> bool {
-        self.inner.as_ref().is_some_and(is_xxph3_kind)
+        self.inner.is_some() || self.failed
     }
     fn add_key(&mut self, key: &[u8]) {
-        self.guarded((), |b| b.add_key(key));
-        self.checksum_new_entries();
+        self.guarded((), |b| b.add_key(key))
     }
     fn add_key_and_alt(&mut self, key: &[u8], alt: &[u8]) {
-        self.guarded((), |b| b.add_key_and_alt(key, alt));
-        self.checksum_new_entries();
+        self.guarded((), |b| b.add_key_and_alt(key, alt))
     }
     fn estimate_entries_added(&self) -> usize {
-        let b = self.inner.as_ref();
-        catch_unwind(AssertUnwindSafe(|| {
-            b.map_or(0, FilterBuilder::estimate_entries_added)
-        }))
-        .unwrap_or(0)
+        self.asked(0, |b| b.estimate_entries_added())
     }
-    /// The bytes RocksDB's Ribbon builder charges to the block cache for
-    /// banding the current entries; 0 when finishing would not band.
-    fn banding_bytes(&self) -> usize {
-        let b = self.inner.as_ref();
-        catch_unwind(AssertUnwindSafe(|| {
-            b.map_or(0, |b| b.ribbon_banding_slots() as usize * BANDING_BYTES_PER_SLOT)
-        }))
-        .unwrap_or(0)
-    }
-    /// Builds the filter (its Bloom fall-back when `bloom_fallback`) and
-    /// resets the builder; with detection on, checks the entries built from
-    /// against the checksum and keeps them for `post_verify`.
-    fn finish(&mut self, bloom_fallback: bool) -> bridge::FinishedFilter {
-        FILTERS_BUILT.fetch_add(1, Relaxed);
-        self.kept = Vec::new();
-        let mut entries_intact = true;
-        if self.detect {
-            if let Some(b) = self.inner.as_mut() {
-                let first = b.hash_entries().first().copied();
-                if let (Some(first), true) = (first, CORRUPT_HASH_ENTRIES.with(std::cell::Cell::get)) {
-                    // An entry the checksum never saw: RocksDB's test flips
-                    // bit 0 of the first entry in place.
-                    b.add_key_hash(first ^ 1);
-                }
-                self.kept = b.hash_entries().to_vec();
-                entries_intact = self.kept.iter().fold(0, |x, h| x ^ h) == self.checksum;
-            }
+    /// The filter; after a panic, the always-true filter.
+    fn finish(&mut self) -> Vec<u8> {
+        let out = self.guarded(Vec::new(), |b| b.finish());
+        if self.failed {
+            return self.always_true.to_vec();
         }
-        self.checksum = 0;
-        self.checksummed = 0;
-        let filter = self.guarded(ALWAYS_TRUE.to_vec(), |b| {
-            if bloom_fallback {
-                b.finish_bloom_fallback()
-            } else {
-                b.finish()
-            }
-        });
-        let filter = if std::mem::take(&mut self.failed) {
-            self.kept = Vec::new();
-            ALWAYS_TRUE.to_vec()
-        } else {
-            filter
-        };
-        if !entries_intact {
-            self.kept = Vec::new();
-        }
-        let ribbon = ribbon::trailer::marker(&filter) == Some(ribbon::trailer::Marker::Standard128Ribbon);
-        bridge::FinishedFilter {
-            filter,
-            ribbon,
-            entries_intact,
-        }
-    }
-    /// RocksDB's `MaybePostVerify`: every kept hash entry must match the
-    /// finished filter. Releases the kept entries.
-    fn post_verify(&mut self, filter: &[u8]) -> bool {
-        let kept = std::mem::take(&mut self.kept);
-        if !self.detect {
-            return true;
-        }
-        catch_unwind(|| {
-            let reader = FilterReader::new(filter);
-            kept.iter().all(|&h| reader.may_match_hash(h))
-        })
-        .unwrap_or(false)
+        out
     }
     fn calculate_space(&self, num_entries: usize) -> usize {
-        let b = self.inner.as_ref();
-        catch_unwind(AssertUnwindSafe(|| {
-            b.map_or(0, |b| b.calculate_space(num_entries))
-        }))
-        .unwrap_or(0)
+        self.asked(self.always_true.len(), |b| b.calculate_space(num_entries))
     }
     fn approximate_num_entries(&self, bytes: usize) -> usize {
-        let b = self.inner.as_ref();
-        catch_unwind(AssertUnwindSafe(|| {
-            b.map_or(0, |b| b.approximate_num_entries(bytes))
-        }))
-        .unwrap_or(0)
+        self.asked(0, |b| b.approximate_num_entries(bytes))
     }
     fn estimated_fp_rate(&self, num_entries: usize, bytes: usize) -> f64 {
-        let b = self.inner.as_ref();
-        catch_unwind(AssertUnwindSafe(|| {
-            b.map_or(1.0, |b| b.estimated_fp_rate(num_entries, bytes))
-        }))
-        .unwrap_or(1.0)
+        self.asked(1.0, |b| b.estimated_fp_rate(num_entries, bytes))
+    }
+    fn follows_construction_protocol(&mut self) -> bool {
+        self.guarded(false, |b| b.construction().is_some())
+    }
+    fn banding_bytes(&mut self) -> usize {
+        self.guarded(0, |b| b.construction().map_or(0, |c| c.banding_bytes()))
+    }
+    /// [`custom::Construction::finish_constructed`]; after a panic, the
+    /// always-true filter with intact entries (nothing left to check).
+    fn finish_constructed(&mut self, bloom_fallback: bool, detect: bool) -> bridge::FinishedFilter {
+        let finished = self.guarded(None, |b| {
+            Some(match b.construction() {
+                Some(c) => c.finish_constructed(bloom_fallback, detect),
+                None => custom::Finished {
+                    filter: b.finish(),
+                    banded: false,
+                    entries_intact: true,
+                },
+            })
+        });
+        let f = match finished {
+            Some(f) if !self.failed => f,
+            _ => custom::Finished {
+                filter: self.always_true.to_vec(),
+                banded: false,
+                entries_intact: true,
+            },
+        };
+        bridge::FinishedFilter {
+            filter: f.filter,
+            banded: f.banded,
+            entries_intact: f.entries_intact,
+        }
+    }
+    fn post_verify(&mut self, filter: &[u8]) -> bool {
+        self.guarded(false, |b| b.construction().is_none_or(|c| c.post_verify(filter)))
     }
 }
 
-/// A filter reader for RocksDB over filter contents RocksDB owns.
-pub struct RustReader {
-    reader: FilterReader<'static>,
+/// A reader for RocksDB; `None` inside answers "may match" (the
+/// always-true filter, or a reader that could not be made).
+pub struct ReaderHandle {
+    inner: Option<Box<dyn custom::Reader>>,
 }
 
-fn new_reader(contents: &[u8]) -> Box<RustReader> {
-    // SAFETY: RocksDB's `FilterPolicy::GetFilterBitsReader` contract: the
-    // caller keeps the buffer behind `contents` alive and unchanged for the
-    // lifetime of the returned reader (its built-in readers keep raw pointers
-    // into it the same way). The C++ reader owns this Box and is destroyed
-    // before RocksDB releases the block, so the extended lifetime never
-    // outlives the data.
-    let contents: &'static [u8] = unsafe { std::slice::from_raw_parts(contents.as_ptr(), contents.len()) };
-    let reader = catch_unwind(|| FilterReader::new(contents)).unwrap_or(FilterReader::AlwaysTrue);
-    READERS_CREATED.fetch_add(1, Relaxed);
-    Box::new(RustReader { reader })
-}
-
-impl RustReader {
+impl ReaderHandle {
     fn may_match(&self, key: &[u8]) -> bool {
-        catch_unwind(|| self.reader.may_match(key)).unwrap_or(true)
-    }
-    fn may_match_hash(&self, hash: u64) -> bool {
-        catch_unwind(|| self.reader.may_match_hash(hash)).unwrap_or(true)
+        self.inner
+            .as_ref()
+            .is_none_or(|r| catch_unwind(AssertUnwindSafe(|| r.may_match(key))).unwrap_or(true))
     }
     /// # Safety
     /// Each `(addresses[i], lengths[i])` is a readable byte range that stays
     /// valid for the call (C++ passes the `Slice`s of RocksDB's batch).
     unsafe fn may_match_batch(&self, addresses: &[usize], lengths: &[usize], out: &mut [u8]) {
+        let Some(r) = self.inner.as_ref() else {
+            out.fill(1);
+            return;
+        };
         // SAFETY: forwarded from this function's contract.
         let keys = unsafe { keys_from_raw(addresses, lengths) };
-        match catch_unwind(|| self.reader.may_match_many(&keys)) {
-            Ok(answers) => {
-                for (o, m) in out.iter_mut().zip(answers) {
-                    *o = u8::from(m);
-                }
-            }
-            Err(_) => out.fill(1),
+        let mut answers = vec![true; keys.len()];
+        if catch_unwind(AssertUnwindSafe(|| r.may_match_many(&keys, &mut answers))).is_err() {
+            answers.fill(true);
+        }
+        for (o, m) in out.iter_mut().zip(answers) {
+            *o = u8::from(m);
         }
     }
 }
@@ -435,7 +377,7 @@ impl RustReader {
 /// # Safety
 /// Each `(addresses[i], lengths[i])` is a readable byte range that stays
 /// valid for the lifetime the caller gives the result.
-pub(crate) unsafe fn keys_from_raw<'a>(addresses: &[usize], lengths: &[usize]) -> Vec<&'a [u8]> {
+unsafe fn keys_from_raw<'a>(addresses: &[usize], lengths: &[usize]) -> Vec<&'a [u8]> {
     addresses
         .iter()
         .zip(lengths)

@@ -1,8 +1,10 @@
-//! The pure-Rust `ribbon` filters as a RocksDB `FilterPolicy`.
+//! Rust filters as RocksDB `FilterPolicy` objects: the pure-Rust `ribbon`
+//! filters, and any filter of yours ([`custom`]).
 //!
 //! The C++ half (`cpp/rust_filter_policy.cc`) implements RocksDB's
-//! `FilterPolicy`, `FilterBitsBuilder` and `FilterBitsReader` by calling the
-//! `ribbon` crate for every filter built and every query. Its
+//! `FilterPolicy`, `FilterBitsBuilder` and `FilterBitsReader` by calling a
+//! Rust [`custom::Policy`] for every filter built and every query. The
+//! `rust.*` policies below are such policies over the `ribbon` crate; their
 //! `CompatibilityName()` is RocksDB's built-in family name,
 //! `rocksdb.BuiltinBloomFilter`, so SST files written with the Rust policy
 //! are read by RocksDB's native policies and the other way round.
@@ -33,6 +35,7 @@
 //! ```
 
 #![warn(missing_docs)]
+mod builtin;
 pub mod custom;
 mod ffi;
 
@@ -55,11 +58,13 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Registers the Rust policies in RocksDB's `ObjectLibrary`. Idempotent and
-/// thread-safe. Call it before RocksDB parses an options string or OPTIONS
-/// file that names them (`set_filter_policy` calls it for you).
+/// Registers the `rust.*` policies in RocksDB's `ObjectLibrary`. Idempotent
+/// and thread-safe. Call it before RocksDB parses an options string or
+/// OPTIONS file that names them (`set_filter_policy` and
+/// [`custom::register_policy`] call it for you).
 pub fn register() {
-    ffi::bridge::register_rust_filter_policies();
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(builtin::register);
 }
 
 /// Sets the filter policy of `opts`' block-based table factory to `policy`,
@@ -92,7 +97,7 @@ pub fn filter_policy_id(opts: &Options) -> Option<String> {
 /// The canonical id of a Rust policy id (`rust.RibbonFilter:10` gives
 /// `rust.RibbonFilter:10:0`), or `None` when it is not one.
 pub fn canonical_id(id: &str) -> Option<String> {
-    ffi::parse_rust_policy(id).map(|p| p.id())
+    builtin::parse_rust_policy(id).map(|p| p.id())
 }
 
 /// How much work RocksDB has handed to the Rust policy in this process.
@@ -109,8 +114,8 @@ pub struct Counters {
 pub fn counters() -> Counters {
     use std::sync::atomic::Ordering::Relaxed;
     Counters {
-        filters_built: ffi::FILTERS_BUILT.load(Relaxed),
-        readers_created: ffi::READERS_CREATED.load(Relaxed),
+        filters_built: builtin::FILTERS_BUILT.load(Relaxed),
+        readers_created: builtin::READERS_CREATED.load(Relaxed),
     }
 }
 
@@ -130,7 +135,7 @@ pub mod testing {
     /// finished on the thread that writes the table: the caller's for an
     /// `SstFileWriter`, a background thread for flushes and compactions.
     pub fn corrupt_hash_entries_on_this_thread(on: bool) {
-        crate::ffi::set_corrupt_hash_entries(on);
+        crate::builtin::set_corrupt_hash_entries(on);
     }
 }
 

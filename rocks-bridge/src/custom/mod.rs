@@ -78,10 +78,10 @@
 //!   and queries readers from every reading thread at once: builders are
 //!   `Send`, readers `Send + Sync`, policies `Send + Sync`.
 
-mod ffi;
 mod registry;
 
 pub use registry::register_policy;
+pub(crate) use registry::{make_policy, register_builtin};
 
 use ribbon::policy::BuildContext;
 use std::ops::Deref;
@@ -100,6 +100,36 @@ pub trait Policy: Send + Sync + 'static {
     fn builder(&self, ctx: &BuildContext) -> Option<Box<dyn Builder>>;
     /// A reader over a filter block a policy of this family wrote.
     fn reader(&self, filter: FilterBlock) -> Box<dyn Reader>;
+    /// The filter a builder that failed (panicked) writes, which every
+    /// reader of this family must answer "may match" for. The default is
+    /// [`ALWAYS_TRUE_FILTER`], which the bridge's readers recognise before
+    /// asking the policy's reader; a family with its own always-true
+    /// filter (RocksDB's built-in one) names it here.
+    fn always_true_filter(&self) -> Vec<u8> {
+        ALWAYS_TRUE_FILTER.to_vec()
+    }
+    /// The names of the settings RocksDB may change on the live policy
+    /// (`SetOptions` with `table_factory.filter_policy.NAME`) and writes to
+    /// OPTIONS files next to the id, as RocksDB's `ribbonfilter` does with
+    /// `bloom_before_level`. None by default.
+    fn mutable_options(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Sets one of the [`mutable_options`](Policy::mutable_options) from its
+    /// text; an error is RocksDB's error for the `SetOptions` call. The
+    /// policy is shared with RocksDB's threads: use interior mutability
+    /// (an atomic).
+    fn set_option(&self, name: &str, value: &str) -> Result<(), String> {
+        Err(format!(
+            "filter policy {} has no option {name:?} (value {value:?})",
+            self.id()
+        ))
+    }
+    /// The text of one of the [`mutable_options`](Policy::mutable_options).
+    fn option(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
 }
 
 /// Builds one filter block (RocksDB's `FilterBitsBuilder`).
@@ -138,6 +168,51 @@ pub trait Builder: Send {
     /// The expected false-positive rate of a filter of `bytes` over
     /// `num_entries` entries (statistics only).
     fn estimated_fp_rate(&self, num_entries: usize, bytes: usize) -> f64;
+    /// For builders over 64-bit hash entries that follow RocksDB's
+    /// construction protocol (its FastLocalBloom and Ribbon builders): the
+    /// hooks through which the bridge charges construction memory to the
+    /// block cache and detects corrupted construction as RocksDB does. `None`
+    /// (the default): nothing is charged or checked, as for any custom
+    /// policy in RocksDB itself.
+    fn construction(&mut self) -> Option<&mut dyn Construction> {
+        None
+    }
+}
+
+/// RocksDB's construction protocol (`XXPH3FilterBitsBuilder` in
+/// `table/block_based/filter_policy.cc`), for a [`Builder`] that offers it
+/// through [`Builder::construction`]. The bridge then charges, under
+/// `cache_usage_options`' `kFilterConstruction` role, a bucket of 32,768
+/// entries' worth of memory each time
+/// [`Builder::estimate_entries_added`] passes half of one, the
+/// [`banding_bytes`](Construction::banding_bytes) before finishing (asking
+/// for the Bloom fall-back when the cache refuses them), and the finished
+/// filter; and with `detect_filter_construct_corruption` it asks for the
+/// entry check and the post-verification.
+pub trait Construction {
+    /// The bytes finishing would band now (a Ribbon filter's banding); 0
+    /// when it would not band.
+    fn banding_bytes(&self) -> usize;
+    /// [`Builder::finish`], with RocksDB's Bloom filter instead of the
+    /// banded one when `bloom_fallback`; with `detect`, the entries are
+    /// checked against a checksum taken as they were added, and kept for
+    /// [`post_verify`](Construction::post_verify).
+    fn finish_constructed(&mut self, bloom_fallback: bool, detect: bool) -> Finished;
+    /// RocksDB's `MaybePostVerify`: whether the finished filter matches
+    /// every kept entry. Releases the kept entries.
+    fn post_verify(&mut self, filter: &[u8]) -> bool;
+}
+
+/// What [`Construction::finish_constructed`] gives back.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Finished {
+    /// The filter block (empty: no filter).
+    pub filter: Vec<u8>,
+    /// The filter was banded (a Ribbon filter): RocksDB charges it after the
+    /// entry check, a Bloom filter before.
+    pub banded: bool,
+    /// The entries matched their checksum (always, without `detect`).
+    pub entries_intact: bool,
 }
 
 /// Answers queries over one filter block (RocksDB's `FilterBitsReader`).

@@ -1,5 +1,5 @@
-//! The registered custom policies: one factory per name, and the rule for
-//! which names a user may take.
+//! The registered policies (the `rust.*` ones and users'): one factory per
+//! name, and the rule for which names a user may take.
 
 use super::Policy;
 use crate::Error;
@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Makes a policy from the arguments after `NAME:` (`None` for a bare `NAME`).
-type Factory = dyn Fn(Option<&str>) -> Result<Arc<dyn Policy>, String> + Send + Sync;
+pub(crate) type Factory = dyn Fn(Option<&str>) -> Result<Arc<dyn Policy>, String> + Send + Sync;
 
 fn factories() -> &'static Mutex<HashMap<String, Arc<Factory>>> {
     static FACTORIES: OnceLock<Mutex<HashMap<String, Arc<Factory>>>> = OnceLock::new();
@@ -55,6 +55,16 @@ where
         )));
     }
     crate::register();
+    insert(name, Arc::new(factory))
+}
+
+/// Registers one of this crate's own policies (a reserved name).
+pub(crate) fn register_builtin(name: &str, factory: Arc<Factory>) -> Result<(), Error> {
+    insert(name, factory)
+}
+
+/// Adds `factory` under `name`, in this registry and in RocksDB's.
+fn insert(name: &str, factory: Arc<Factory>) -> Result<(), Error> {
     {
         let mut map = factories().lock().unwrap_or_else(PoisonError::into_inner);
         if map.contains_key(name) {
@@ -62,14 +72,15 @@ where
                 "a filter policy named {name:?} is already registered"
             )));
         }
-        map.insert(name.to_string(), Arc::new(factory));
+        map.insert(name.to_string(), factory);
     }
-    super::ffi::bridge::register_custom_policy_name(name);
+    crate::ffi::bridge::register_policy_name(name);
     Ok(())
 }
 
-/// Creates the policy an id names, checking that its own id names it again.
-pub(super) fn make_policy(id: &str) -> Result<Arc<dyn Policy>, String> {
+/// Creates the policy an id names, checking that its own id names it again;
+/// with the name it is registered under.
+pub(crate) fn make_policy(id: &str) -> Result<(String, Arc<dyn Policy>), String> {
     let (name, args) = match id.split_once(':') {
         Some((name, args)) => (name, Some(args)),
         None => (id, None),
@@ -90,5 +101,5 @@ pub(super) fn make_policy(id: &str) -> Result<Arc<dyn Policy>, String> {
             "filter policy {id:?} gives its id as {own:?}, which does not start with {name:?}: RocksDB could not recreate it from an OPTIONS file"
         ));
     }
-    Ok(policy)
+    Ok((name.to_string(), policy))
 }
