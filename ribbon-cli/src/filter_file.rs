@@ -39,6 +39,11 @@ pub fn load<'a>(path: &Path, bytes: &'a [u8]) -> Result<FilterFile<'a>, Error> {
              zero keys: \"definitely not\" for every key)"
         )));
     }
+    if ribbon::sharded::has_magic(bytes) {
+        return Err(Error::failed(format!(
+            "{name}: this is a sharded Ribbon filter file: use 'ribbon big query' or 'ribbon big info'"
+        )));
+    }
     if has_magic(bytes) {
         return RibbonRef::from_bytes(bytes)
             .map(|f| FilterFile::Standalone(Box::new(f)))

@@ -107,6 +107,80 @@ fn a_million_keys_in_a_small_budget_restart_and_determinism() {
         "thread count or restart changed the bytes"
     );
 
+    // Spread over machines: bucketing only, one `big shard` per bucket,
+    // then `big assemble`: the same bytes.
+    let c = dir.path().join("c.rbs");
+    let work = dir.path().join("spread");
+    let r = build(&c, &["--stop-after", "bucketing", "--work", s(&work)]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(json(&r)["stopped_after"], "bucketing");
+    assert!(!c.exists());
+    std::fs::create_dir_all(work.join("parts")).unwrap();
+    let mut parts = Vec::new();
+    for i in 0..16 {
+        let bucket = work.join(format!("buckets/b{i:06}.u64"));
+        let part = work.join(format!("parts/{i}.rbn"));
+        ok(&[
+            "big",
+            "shard",
+            "--bucket",
+            s(&bucket),
+            "--index",
+            &i.to_string(),
+            "--shard-bits",
+            "4",
+            "--out",
+            s(&part),
+        ]);
+        parts.push(part);
+    }
+    let mut args = vec!["big", "assemble", "--shard-bits", "4", "--out", s(&c)];
+    args.extend(parts.iter().map(|p| s(p)));
+    ok(&args);
+    assert!(
+        bytes == std::fs::read(&c).unwrap(),
+        "assembled shards differ from the build"
+    );
+    // A bucket given the wrong index, and shards in the wrong number, are refused.
+    let e = failure(&[
+        "big",
+        "shard",
+        "--bucket",
+        s(&work.join("buckets/b000003.u64")),
+        "--index",
+        "2",
+        "--shard-bits",
+        "4",
+        "--out",
+        s(&dir.path().join("x.rbn")),
+    ]);
+    assert!(e.contains("does not belong to shard 2"), "{e}");
+    let e = failure(&[
+        "big",
+        "assemble",
+        "--shard-bits",
+        "4",
+        "--out",
+        s(&c),
+        s(&parts[0]),
+    ]);
+    assert!(e.contains("1 shards given for 4 shard bits"), "{e}");
+
+    // Bucketing interrupted (no `done`, a partial bucket file): the rerun
+    // buckets again from scratch.
+    std::fs::remove_file(work.join("buckets/done")).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(work.join("buckets/b000000.u64"))
+        .unwrap();
+    std::io::Write::write_all(&mut f, &[7; 12]).unwrap();
+    drop(f);
+    let r = build(&c, &["--work", s(&work)]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(json(&r)["buckets_reused"], false);
+    assert!(bytes == std::fs::read(&c).unwrap());
+    assert!(!work.exists());
+
     // Every member is found through the memory map; non-members at the FP rate.
     let r = ok(&[
         "big",
@@ -223,6 +297,17 @@ fn text_hex_and_stdin_give_the_same_filter() {
     assert!(bytes == std::fs::read(out("i.rbs")).unwrap());
     let r = ok(&["big", "query", "--filter", s(&out("t.rbs")), "--keys", s(&t)]);
     assert!(String::from_utf8(r.stdout).unwrap().lines().all(|l| l == "1"));
+    // The single-filter commands point to `ribbon big`.
+    for cmd in [
+        &["query", "--filter", s(&tf), "--keys", s(&t)][..],
+        &["info", "--filter", s(&tf)][..],
+    ] {
+        let e = failure(cmd);
+        assert!(
+            e.contains("sharded Ribbon filter file: use 'ribbon big query'"),
+            "{e}"
+        );
+    }
 
     // Bad input: one line, exit 1.
     std::fs::write(out("odd.bin"), [0u8; 41]).unwrap();

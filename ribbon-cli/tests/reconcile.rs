@@ -4,7 +4,7 @@
 //! sketched and diffed, a too small sketch says how large one is needed,
 //! and bad sketches are one-line errors.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn ribbon(args: &[&str]) -> Output {
@@ -38,7 +38,7 @@ fn write_keys(dir: &Path, name: &str, keys: impl Iterator<Item = String>) -> Str
     p.display().to_string()
 }
 
-fn s(p: &PathBuf) -> &str {
+fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 

@@ -31,9 +31,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Estimated bytes of memory per key while a shard is built: its bucket
-/// (8), the remixed hashes (8), the builder's copy (8), the banding and the
-/// solution (measured peak, with room to spare).
-pub const SHARD_BYTES_PER_KEY: u64 = 64;
+/// (8), the remixed hashes (8), the builder's copy (8), the banding (a
+/// coefficient row and a result row per slot) and the solution. Measured:
+/// a process peak of 61 bytes per key of the shards in flight (width 64,
+/// Balanced, 3 million keys a shard); width 128 rows are twice as wide.
+pub fn shard_bytes_per_key(config: &Config) -> u64 {
+    if config.width > 64 {
+        96
+    } else {
+        64
+    }
+}
 /// Keys per shard when memory allows: large enough that per-shard headers
 /// cost nothing (under 0.001 bits/key), small enough to build in seconds.
 const TARGET_SHARD_KEYS: u64 = 1 << 22;
@@ -65,6 +73,17 @@ pub struct Params {
     pub progress: bool,
     /// For tests: fail after this many shards were built in this run.
     pub fail_after_shards: Option<usize>,
+    /// Stop after a phase, keeping the work directory.
+    pub stop_after: Option<Phase>,
+}
+
+/// The phases a build can stop after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Phase {
+    /// After the bucket files are complete
+    Bucketing,
+    /// After every shard file is built
+    Shards,
 }
 
 /// What a build did, for the summary.
@@ -98,11 +117,13 @@ pub struct Summary {
     pub peak_rss: Option<u64>,
     /// Threads used.
     pub threads: usize,
+    /// The phase the build stopped after (`--stop-after`), if any.
+    pub stopped_after: Option<String>,
 }
 
 /// Picks shard bits for about `n` keys.
-pub fn choose_shard_bits(n: u64, memory: u64, threads: usize) -> u32 {
-    let per_thread = memory / threads.max(1) as u64 / SHARD_BYTES_PER_KEY;
+pub fn choose_shard_bits(n: u64, memory: u64, threads: usize, bytes_per_key: u64) -> u32 {
+    let per_thread = memory / threads.max(1) as u64 / bytes_per_key;
     let target = TARGET_SHARD_KEYS.min(per_thread).max(1 << 12);
     let mut bits = 0;
     while bits < MAX_SHARD_BITS && n.div_ceil(1 << bits) > target {
@@ -119,14 +140,31 @@ pub fn choose_shard_bits(n: u64, memory: u64, threads: usize) -> u32 {
 /// Runs the three phases.
 pub fn run(p: &Params) -> Result<Summary, Error> {
     let start = Instant::now();
+    if p.keys != Path::new("-") {
+        std::fs::metadata(&p.keys).map_err(|e| read_error(&p.keys, e))?;
+    }
+    if let Some(parent) = p.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(Error::failed(format!(
+                "cannot write {}: {} is not a directory",
+                shown(&p.out),
+                shown(parent)
+            )));
+        }
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(p.threads)
         .build()
         .map_err(|e| Error::failed(format!("cannot start {} threads: {e}", p.threads)))?;
     let estimate = p.expected_keys.or_else(|| estimate_keys(&p.keys, p.format));
-    let bits = p
-        .shard_bits
-        .unwrap_or_else(|| choose_shard_bits(estimate.unwrap_or(1 << 30), p.memory, p.threads));
+    let bits = p.shard_bits.unwrap_or_else(|| {
+        choose_shard_bits(
+            estimate.unwrap_or(1 << 30),
+            p.memory,
+            p.threads,
+            shard_bytes_per_key(&p.config),
+        )
+    });
     let job = job_text(p, bits);
     let work = &p.work;
     let same_job = std::fs::read_to_string(work.join("job")).is_ok_and(|j| j == job && job_reusable(p));
@@ -155,33 +193,54 @@ pub fn run(p: &Params) -> Result<Summary, Error> {
         t.elapsed().as_secs_f64()
     };
 
-    let t = Instant::now();
-    let shards_reused = pool.install(|| build_shards(p, bits, &counts))?;
-    let shard_secs = t.elapsed().as_secs_f64();
+    let num_keys: u64 = counts.iter().sum();
+    let mut summary = Summary {
+        out: shown(&p.out),
+        num_keys,
+        shard_bits: bits,
+        file_len: 0,
+        bits_per_key: f64::NAN,
+        bucket_secs,
+        shard_secs: 0.0,
+        assemble_secs: 0.0,
+        total_secs: 0.0,
+        buckets_reused,
+        shards_reused: 0,
+        memory_budget: p.memory,
+        peak_rss: None,
+        threads: p.threads,
+        stopped_after: None,
+    };
+    let stop = |mut summary: Summary, phase: &str| {
+        summary.total_secs = start.elapsed().as_secs_f64();
+        summary.peak_rss = peak_rss();
+        summary.stopped_after = Some(phase.into());
+        Ok(summary)
+    };
+    if p.stop_after == Some(Phase::Bucketing) {
+        return stop(summary, "bucketing");
+    }
 
     let t = Instant::now();
-    let file_len = assemble(p, bits)?;
+    summary.shards_reused = pool.install(|| build_shards(p, bits, &counts))?;
+    summary.shard_secs = t.elapsed().as_secs_f64();
+    if p.stop_after == Some(Phase::Shards) {
+        return stop(summary, "shards");
+    }
+
+    let t = Instant::now();
+    let shard_files: Vec<PathBuf> = (0..1usize << bits).map(|i| shard_path(work, i)).collect();
+    let file_len = pool.install(|| assemble_files(&shard_files, bits, &p.out))?;
     let assemble_secs = t.elapsed().as_secs_f64();
     if !p.keep_work {
         std::fs::remove_dir_all(work).map_err(|e| write_error(&shown(work), e))?;
     }
-    let num_keys: u64 = counts.iter().sum();
-    Ok(Summary {
-        out: shown(&p.out),
-        num_keys,
-        shard_bits: bits,
-        file_len,
-        bits_per_key: file_len as f64 * 8.0 / num_keys as f64,
-        bucket_secs,
-        shard_secs,
-        assemble_secs,
-        total_secs: start.elapsed().as_secs_f64(),
-        buckets_reused,
-        shards_reused,
-        memory_budget: p.memory,
-        peak_rss: peak_rss(),
-        threads: p.threads,
-    })
+    summary.file_len = file_len;
+    summary.bits_per_key = file_len as f64 * 8.0 / num_keys as f64;
+    summary.assemble_secs = assemble_secs;
+    summary.total_secs = start.elapsed().as_secs_f64();
+    summary.peak_rss = peak_rss();
+    Ok(summary)
 }
 
 /// The job description a rerun must match to reuse the work directory.
@@ -205,7 +264,8 @@ fn bucket_path(work: &Path, i: usize) -> PathBuf {
     work.join("buckets").join(format!("b{i:06}.u64"))
 }
 
-fn shard_path(work: &Path, i: usize) -> PathBuf {
+/// Shard `i`'s file in a work directory.
+pub fn shard_path(work: &Path, i: usize) -> PathBuf {
     work.join("shards").join(format!("s{i:06}.rbn"))
 }
 
@@ -223,6 +283,11 @@ fn bucket(p: &Params, bits: u32) -> Result<Vec<u64>, Error> {
     // block and its hashes), and no more than 512 KiB a bucket: larger
     // writes gain nothing.
     let cap = (p.memory / 2 / 8 / n as u64).clamp(64, 1 << 16) as usize;
+    // An interrupted run's partial bucket files are not reused.
+    let dir = p.work.join("buckets");
+    std::fs::remove_dir_all(&dir)
+        .and_then(|()| std::fs::create_dir(&dir))
+        .map_err(|e| write_error(&shown(&dir), e))?;
     let mut buffers: Vec<Vec<u64>> = vec![Vec::new(); n];
     let mut counts = vec![0u64; n];
     let total_bytes = std::fs::metadata(&p.keys)
@@ -297,8 +362,9 @@ fn bytes_bar(total: Option<u64>, show: bool) -> ProgressBar {
 /// Phase 2: returns the number of shards reused.
 fn build_shards(p: &Params, bits: u32, counts: &[u64]) -> Result<usize, Error> {
     let budget_bytes = p.memory;
+    let per_key = shard_bytes_per_key(&p.config);
     if let Some((i, &c)) = counts.iter().enumerate().max_by_key(|(_, &c)| c) {
-        let need = c * SHARD_BYTES_PER_KEY;
+        let need = c * per_key;
         if need > budget_bytes {
             return Err(Error::failed(format!(
                 "shard {i} holds {c} keys, about {} MiB to build, over the memory budget of {} MiB: \
@@ -332,15 +398,15 @@ fn build_shards(p: &Params, bits: u32, counts: &[u64]) -> Result<usize, Error> {
                     )));
                 }
             }
-            let _reservation = budget.take(counts[i] * SHARD_BYTES_PER_KEY)?;
-            let hashes = read_bucket(&bucket_path(&p.work, i), counts[i])?;
-            let filter = build_shard(&hashes, i, bits, &p.config)
-                .map_err(|e| Error::failed(format!("building {}: {e}", shown(&p.keys))))?;
-            drop(hashes);
-            let tmp = out.with_extension("rbn.tmp");
-            std::fs::write(&tmp, filter.as_bytes())
-                .and_then(|()| std::fs::rename(&tmp, &out))
-                .map_err(|e| write_error(&shown(&out), e))?;
+            let _reservation = budget.take(counts[i] * per_key)?;
+            build_one_shard(
+                &bucket_path(&p.work, i),
+                Some(counts[i]),
+                i,
+                bits,
+                &p.config,
+                &out,
+            )?;
             built.fetch_add(1, Ordering::SeqCst);
             bar.inc(counts[i]);
             Ok(())
@@ -349,14 +415,40 @@ fn build_shards(p: &Params, bits: u32, counts: &[u64]) -> Result<usize, Error> {
     Ok(reused.into_inner())
 }
 
-/// A bucket file's hashes, checking it holds `count` of them.
-fn read_bucket(path: &Path, count: u64) -> Result<Vec<u64>, Error> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && count == 0 => Vec::new(),
-        Err(e) => return Err(read_error(path, e)),
-    };
-    if bytes.len() as u64 != count * 8 {
+/// Builds shard `i` of `2^bits` from the bucket file `bucket` (checked to
+/// hold `count` hashes when given) and writes it to `out` through a
+/// temporary file and a rename: `ribbon big shard`, and phase 2 for each
+/// shard.
+pub fn build_one_shard(
+    bucket: &Path,
+    count: Option<u64>,
+    i: usize,
+    bits: u32,
+    config: &Config,
+    out: &Path,
+) -> Result<(), Error> {
+    let hashes = read_bucket(bucket, count)?;
+    let filter = build_shard(&hashes, i, bits, config)
+        .map_err(|e| Error::failed(format!("{}: {e}", shown(bucket))))?;
+    drop(hashes);
+    let tmp = tmp_path(out);
+    std::fs::write(&tmp, filter.as_bytes())
+        .and_then(|()| std::fs::rename(&tmp, out))
+        .map_err(|e| write_error(&shown(out), e))
+}
+
+/// A bucket file's hashes (little-endian u64s), checking it holds `count`
+/// of them when given.
+fn read_bucket(path: &Path, count: Option<u64>) -> Result<Vec<u64>, Error> {
+    let bytes = std::fs::read(path).map_err(|e| read_error(path, e))?;
+    if !bytes.len().is_multiple_of(8) {
+        return Err(Error::failed(format!(
+            "{}: {} bytes, not a bucket file of 8-byte hashes",
+            shown(path),
+            bytes.len()
+        )));
+    }
+    if let Some(count) = count.filter(|&c| bytes.len() as u64 != c * 8) {
         return Err(Error::failed(format!(
             "{}: {} bytes, {} expected (damaged work directory: delete it and rerun)",
             shown(path),
@@ -370,32 +462,32 @@ fn read_bucket(path: &Path, count: u64) -> Result<Vec<u64>, Error> {
         .collect())
 }
 
-/// Phase 3: verifies every shard and writes the container; returns its
-/// length.
-fn assemble(p: &Params, bits: u32) -> Result<u64, Error> {
-    let n = 1usize << bits;
-    let entries = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let path = shard_path(&p.work, i);
-            let bytes = std::fs::read(&path).map_err(|e| read_error(&path, e))?;
-            ShardEntry::of(i, &bytes).map_err(|e| Error::failed(format!("{}: {e}", shown(&path))))
+/// Phase 3 and `ribbon big assemble`: verifies every shard file (shard
+/// `i` at index `i`, `2^bits` of them) and writes the container to `out`
+/// through a temporary file and a rename; returns its length.
+pub fn assemble_files(shards: &[PathBuf], bits: u32, out_path: &Path) -> Result<u64, Error> {
+    let entries = shards
+        .par_iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let bytes = std::fs::read(path).map_err(|e| read_error(path, e))?;
+            ShardEntry::of(i, &bytes).map_err(|e| Error::failed(format!("{}: {e}", shown(path))))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let layout = Layout::new(bits, &entries).map_err(|e| Error::failed(e.to_string()))?;
-    let tmp = tmp_path(&p.out);
+    let tmp = tmp_path(out_path);
     let write = || -> std::io::Result<()> {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
         out.write_all(&layout.head())?;
-        for i in 0..n {
-            let bytes = std::fs::read(shard_path(&p.work, i))?;
+        for (i, path) in shards.iter().enumerate() {
+            let bytes = std::fs::read(path)?;
             out.write_all(&bytes)?;
             out.write_all(&vec![0u8; layout.padding_after(i)])?;
         }
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, &p.out)
+        std::fs::rename(&tmp, out_path)
     };
-    write().map_err(|e| write_error(&shown(&p.out), e))?;
+    write().map_err(|e| write_error(&shown(out_path), e))?;
     Ok(layout.file_len())
 }
 

@@ -39,6 +39,89 @@ pub enum BigCommand {
     Gen(GenArgs),
     /// Measure a file built from `big gen` keys 0..N: false negatives, FP rate, query time (the report's numbers)
     Bench(BenchArgs),
+    /// Build one shard from its bucket file (`build --stop-after bucketing` writes them): one job of a batch runner
+    #[command(after_help = SPREAD_HELP)]
+    Shard(ShardArgs),
+    /// Assemble shard files (shard 0 first) into one sharded filter file
+    #[command(after_help = SPREAD_HELP)]
+    Assemble(AssembleArgs),
+}
+
+const SPREAD_HELP: &str = "\
+To build on several machines: 'ribbon big build ... --stop-after bucketing --work DIR' writes \
+DIR/buckets/bNNNNNN.u64 (one per shard, little-endian 64-bit key hashes); run 'ribbon big shard --bucket \
+DIR/buckets/bNNNNNN.u64 --index NNNNNN --shard-bits B --out DIR/shards/sNNNNNN.rbn' for each shard on \
+any machine (same shard settings everywhere), then 'ribbon big assemble --work DIR --shard-bits B --out \
+FILE', or rerun the same 'ribbon big build' (it reuses every shard file present).";
+
+/// The settings of every shard.
+#[derive(Debug, Args)]
+pub struct ShardSettings {
+    /// Kind of shard
+    #[arg(long, value_enum, default_value_t = ShardKind::Balanced)]
+    pub kind: ShardKind,
+    /// Ribbon width
+    #[arg(long, value_name = "W", default_value = "64", value_parser = ["32", "64", "128"])]
+    pub width: String,
+    /// Result bits per key: FP rate 2^-R (fractional allowed)
+    #[arg(long, value_name = "R", default_value_t = 7.0)]
+    pub bits: f64,
+}
+
+impl ShardSettings {
+    fn config(&self, command: &str) -> Result<Config, Error> {
+        let width: u32 = self.width.parse().map_err(|_| Error::usage("bad --width"))?;
+        let config = match self.kind {
+            ShardKind::Balanced => Config::balanced(width, self.bits),
+            ShardKind::Standard => Config::standard(width, self.bits),
+            ShardKind::Homogeneous => Config::homogeneous(width, self.bits),
+        };
+        config
+            .validate()
+            .map_err(|e| Error::usage(format!("{e} (try 'ribbon big {command} --help')")))?;
+        Ok(config)
+    }
+}
+
+/// `ribbon big shard`.
+#[derive(Debug, Args)]
+pub struct ShardArgs {
+    /// The shard's bucket file (little-endian 64-bit key hashes)
+    #[arg(long, value_name = "FILE")]
+    pub bucket: PathBuf,
+    /// The shard's index
+    #[arg(long, value_name = "I")]
+    pub index: usize,
+    /// 2^B shards in all
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub shard_bits: u32,
+    #[command(flatten)]
+    pub settings: ShardSettings,
+    /// The shard file to write
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// `ribbon big assemble`.
+#[derive(Debug, Args)]
+pub struct AssembleArgs {
+    /// 2^B shards
+    #[arg(long, value_name = "B", value_parser = clap::value_parser!(u32).range(0..=20))]
+    pub shard_bits: u32,
+    /// A build's work directory: its shards/sNNNNNN.rbn files
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "shards",
+        conflicts_with = "shards"
+    )]
+    pub work: Option<PathBuf>,
+    /// The shard files, shard 0 first
+    #[arg(value_name = "SHARD")]
+    pub shards: Vec<PathBuf>,
+    /// The filter file to write
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 const BUILD_HELP: &str = "\
@@ -46,8 +129,8 @@ Work happens in --work DIR (default OUT.work): bucket files of 8 bytes per key, 
 A rerun with the same input file, format, shard bits and settings reuses the finished bucketing and every \
 finished shard, so an interrupted build restarts where it stopped; the directory is removed on success \
 unless --keep-work. Building twice from the same keys gives the same bytes, whatever --threads. \
-Shards are independent: to build on several machines, run the library's ribbon::sharded::build_shard \
-per bucket anywhere and assemble with ribbon::sharded::Layout (see the README).";
+Shards are independent: --stop-after bucketing, then 'ribbon big shard' per bucket on any machine and \
+'ribbon big assemble' (see 'ribbon big shard --help').";
 
 /// The key format options.
 #[derive(Debug, Args)]
@@ -103,15 +186,11 @@ pub struct BuildArgs {
     /// Keys expected (to size shards when reading standard input)
     #[arg(long, value_name = "N")]
     pub expected_keys: Option<u64>,
-    /// Kind of shard
-    #[arg(long, value_enum, default_value_t = ShardKind::Balanced)]
-    pub kind: ShardKind,
-    /// Ribbon width
-    #[arg(long, value_name = "W", default_value = "64", value_parser = ["32", "64", "128"])]
-    pub width: String,
-    /// Result bits per key: FP rate 2^-R (fractional allowed)
-    #[arg(long, value_name = "R", default_value_t = 7.0)]
-    pub bits: f64,
+    #[command(flatten)]
+    pub settings: ShardSettings,
+    /// Stop after this phase, keeping the work directory
+    #[arg(long, value_enum, value_name = "PHASE")]
+    pub stop_after: Option<build::Phase>,
     /// Keep the work directory after success
     #[arg(long)]
     pub keep_work: bool,
@@ -191,6 +270,32 @@ pub fn run(cmd: BigCommand) -> Result<(), Error> {
         BigCommand::Query(args) => query(&args),
         BigCommand::Info(args) => info(&args),
         BigCommand::Gen(args) => gen::write(&args.out, args.start, args.count, args.hex),
+        BigCommand::Shard(args) => {
+            let config = args.settings.config("shard")?;
+            if args.index >> args.shard_bits != 0 {
+                return Err(Error::usage(format!(
+                    "--index {} is not below 2^{} shards (try 'ribbon big shard --help')",
+                    args.index, args.shard_bits
+                )));
+            }
+            build::build_one_shard(
+                &args.bucket,
+                None,
+                args.index,
+                args.shard_bits,
+                &config,
+                &args.out,
+            )
+        }
+        BigCommand::Assemble(args) => {
+            let shards = match &args.work {
+                Some(dir) => (0..1usize << args.shard_bits)
+                    .map(|i| build::shard_path(dir, i))
+                    .collect(),
+                None => args.shards.clone(),
+            };
+            build::assemble_files(&shards, args.shard_bits, &args.out).map(|_| ())
+        }
         BigCommand::Bench(args) => {
             let t = Instant::now();
             let map = map_file(&args.filter)?;
@@ -205,15 +310,7 @@ pub fn run(cmd: BigCommand) -> Result<(), Error> {
 }
 
 fn build_cmd(args: &BuildArgs) -> Result<(), Error> {
-    let width: u32 = args.width.parse().map_err(|_| Error::usage("bad --width"))?;
-    let config = match args.kind {
-        ShardKind::Balanced => Config::balanced(width, args.bits),
-        ShardKind::Standard => Config::standard(width, args.bits),
-        ShardKind::Homogeneous => Config::homogeneous(width, args.bits),
-    };
-    config
-        .validate()
-        .map_err(|e| Error::usage(format!("{e} (try 'ribbon big build --help')")))?;
+    let config = args.settings.config("build")?;
     let threads = args.threads.map_or_else(
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |t| t as usize,
@@ -241,6 +338,7 @@ fn build_cmd(args: &BuildArgs) -> Result<(), Error> {
         keep_work: args.keep_work,
         progress: !args.quiet,
         fail_after_shards: args.fail_after_shards,
+        stop_after: args.stop_after,
     };
     let s = build::run(&params)?;
     if args.json {
@@ -248,7 +346,14 @@ fn build_cmd(args: &BuildArgs) -> Result<(), Error> {
         out.line(&to_json(&s)?)?;
         out.finish()?;
     }
-    if !args.quiet {
+    if let (Some(phase), false) = (&s.stopped_after, args.quiet) {
+        crate::output::note(&format!(
+            "{} keys in {} shards: stopped after {phase}; work directory kept: {}",
+            s.num_keys,
+            1u64 << s.shard_bits,
+            shown(&params.work)
+        ));
+    } else if !args.quiet {
         crate::output::note(&format!(
             "{}: {} keys in {} shards, {} bytes, {:.4} bits/key; {:.1} s (bucketing {:.1} s, shards {:.1} s, \
              assembly {:.1} s); peak memory {}; {} shards reused{}",
