@@ -99,7 +99,9 @@ impl Keys {
     }
 }
 
-fn decode_hex(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+/// Appends the bytes a line of hex digits spells to `out` (the one rule for
+/// `--hex` key files: pairs of digits, either case).
+pub(crate) fn decode_hex(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     if !s.len().is_multiple_of(2) {
         return Err("odd number of digits".into());
     }

@@ -94,11 +94,7 @@ fn every_probe_answers_as_the_writer_did() {
 #[test]
 fn every_file_verifies() {
     for f in fixtures() {
-        assert!(f.sst.verify_checksums().unwrap() > 5, "{}", f.name);
-        let report = f
-            .sst
-            .verify_filter()
-            .unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        let report = f.verify(5);
         assert_eq!(report.miss_count, 0, "{}", f.name);
         assert!(report.keys >= 300, "{}", f.name);
     }

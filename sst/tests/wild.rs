@@ -40,11 +40,7 @@ fn every_probe_answers_as_the_writer_did() {
 #[test]
 fn every_file_verifies() {
     for f in fixtures() {
-        assert!(f.sst.verify_checksums().unwrap() > 40, "{}", f.name);
-        let report = f
-            .sst
-            .verify_filter()
-            .unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        let report = f.verify(40);
         assert_eq!(
             (report.keys, report.whole_key_checks, report.miss_count),
             (300, 300, 0),

@@ -3,6 +3,7 @@
 //! blocks (never whole) and hashed on every core.
 
 use crate::error::{read_error, shown, Error};
+use crate::input::decode_hex;
 use rayon::prelude::*;
 use ribbon::hash::get_slice_hash64;
 use std::io::Read;
@@ -138,8 +139,9 @@ fn hash_block(data: &[u8], format: KeyFormat, path: &Path, first_line: u64) -> R
                 .par_iter()
                 .enumerate()
                 .map(|(i, l)| {
-                    decode_hex(l.trim_ascii())
-                        .map(|k| get_slice_hash64(&k))
+                    let mut key = Vec::new();
+                    decode_hex(l.trim_ascii(), &mut key)
+                        .map(|()| get_slice_hash64(&key))
                         .map_err(|e| {
                             Error::failed(format!(
                                 "{}:{}: invalid hex: {e}",
@@ -151,23 +153,6 @@ fn hash_block(data: &[u8], format: KeyFormat, path: &Path, first_line: u64) -> R
                 .collect()
         }
     }
-}
-
-fn decode_hex(s: &[u8]) -> Result<Vec<u8>, String> {
-    if !s.len().is_multiple_of(2) {
-        return Err("odd number of digits".into());
-    }
-    let digit = |c: u8| -> Result<u8, String> {
-        match c {
-            b'0'..=b'9' => Ok(c - b'0'),
-            b'a'..=b'f' => Ok(c - b'a' + 10),
-            b'A'..=b'F' => Ok(c - b'A' + 10),
-            _ => Err(format!("{:?} is not a hex digit", char::from(c))),
-        }
-    };
-    s.chunks_exact(2)
-        .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
 }
 
 /// An estimate of the number of keys in `path` before reading it: exact

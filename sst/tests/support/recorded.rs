@@ -56,4 +56,17 @@ impl Recorded {
         let negatives = self.expected.iter().filter(|&&e| !e).count();
         assert!(negatives > self.probes.len() / 3, "{}: {negatives}", self.name);
     }
+
+    /// Checks every block checksum (more than `min_blocks` blocks) and
+    /// every key against the filter; the filter's report.
+    pub fn verify(&self, min_blocks: usize) -> ribbon_sst::VerifyReport {
+        let blocks = self
+            .sst
+            .verify_checksums()
+            .unwrap_or_else(|e| panic!("{}: {e}", self.name));
+        assert!(blocks > min_blocks, "{}: {blocks} blocks", self.name);
+        self.sst
+            .verify_filter()
+            .unwrap_or_else(|e| panic!("{}: {e}", self.name))
+    }
 }
