@@ -85,7 +85,6 @@ pub(crate) mod bridge {
         fn add_key(self: &mut BuilderHandle, key: &[u8]);
         fn add_key_and_alt(self: &mut BuilderHandle, key: &[u8], alt: &[u8]);
         fn estimate_entries_added(self: &BuilderHandle) -> usize;
-        fn finish(self: &mut BuilderHandle) -> Vec<u8>;
         fn calculate_space(self: &BuilderHandle, num_entries: usize) -> usize;
         fn approximate_num_entries(self: &BuilderHandle, bytes: usize) -> usize;
         fn estimated_fp_rate(self: &BuilderHandle, num_entries: usize, bytes: usize) -> f64;
@@ -284,14 +283,6 @@ impl BuilderHandle {
     }
     fn estimate_entries_added(&self) -> usize {
         self.asked(0, |b| b.estimate_entries_added())
-    }
-    /// The filter; after a panic, the always-true filter.
-    fn finish(&mut self) -> Vec<u8> {
-        let out = self.guarded(Vec::new(), |b| b.finish());
-        if self.failed {
-            return self.always_true.to_vec();
-        }
-        out
     }
     fn calculate_space(&self, num_entries: usize) -> usize {
         self.asked(self.always_true.len(), |b| b.calculate_space(num_entries))

@@ -348,24 +348,12 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                 first,
                 starts,
             );
-            scratch.stored.clear();
-            let mut fits = true;
-            for &(start, h) in &scratch.sorted {
-                if !self
-                    .banding
-                    .add_observed(self.primary_equation(start, h), &mut scratch.stored)
-                {
-                    fits = false;
-                    break;
-                }
-            }
-            if fits {
+            if self.add_all_or_none(scratch.sorted.iter().copied(), &mut scratch.stored) {
                 for &b in &order[..swept] {
                     mask |= 1 << b;
                 }
                 kept += sweep_keys;
             } else {
-                scratch.stored.undo(self.banding);
                 swept = 0;
             }
         }
@@ -376,27 +364,30 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             if kept + keys.len() > starts as usize {
                 continue;
             }
-            scratch.stored.clear();
-            let mut fits = true;
-            for &h in keys {
-                let start = self.geometry.primary_start(h, mix(h));
-                if !self
-                    .banding
-                    .add_observed(self.primary_equation(start, h), &mut scratch.stored)
-                {
-                    fits = false;
-                    break;
-                }
-            }
-            if fits {
+            // A bucket that does not fit is taken back: its keys are bumped
+            // as a whole.
+            let geometry = *self.geometry;
+            let equations = keys.iter().map(move |&h| (geometry.primary_start(h, mix(h)), h));
+            if self.add_all_or_none(equations, &mut scratch.stored) {
                 mask |= 1 << b;
                 kept += keys.len();
-            } else {
-                // Take the bucket back: its keys are bumped as a whole.
-                scratch.stored.undo(self.banding);
             }
         }
         mask
+    }
+
+    /// Adds the primary equation of every `(start, hash)`, or none of
+    /// them: at the first that does not fit, those added are taken back
+    /// (through `stored`, which records them).
+    fn add_all_or_none(&mut self, keys: impl IntoIterator<Item = (u32, u64)>, stored: &mut Stored) -> bool {
+        stored.clear();
+        for (start, h) in keys {
+            if !self.banding.add_observed(self.primary_equation(start, h), stored) {
+                stored.undo(self.banding);
+                return false;
+            }
+        }
+        true
     }
 
     /// The equation of a primary key at `start`.
