@@ -5,6 +5,7 @@
 //! with RocksDB byte for byte, without an SST file in between.
 
 #![warn(missing_docs)]
+pub mod binary_fuse;
 pub mod construction;
 pub mod harness;
 pub mod packed;

@@ -8,9 +8,13 @@ use ribbon::policy::BuildContext;
 use ribbon::standalone::{Config, Ribbon};
 use rocks_bridge::custom::{self, Builder, FilterBlock, Policy, Reader, ALWAYS_TRUE_FILTER};
 use rocksdb::statistics::Ticker;
-use rocksdb::{BlockBasedOptions, Cache, Env, Options, DB};
+use rocksdb::{BlockBasedOptions, Options, DB};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Once};
+
+#[path = "util/round_trip.rs"]
+mod round_trip;
+use round_trip::policy::{options_file, reopen_from_options_file};
 
 /// The standalone Ribbon filter (its own versioned file format) as a
 /// RocksDB policy: `test.StandaloneRibbon[:RESULT_BITS]`.
@@ -266,27 +270,13 @@ fn a_rust_filter_of_its_own_format_serves_a_database() {
     // The OPTIONS file names the policy with its arguments; the options
     // loaded from it alone give the same policy, which reads the files
     // written above.
-    let text = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("OPTIONS-"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .next()
-        .unwrap();
+    let text = options_file(dir.path());
     assert!(
         text.contains("filter_policy=test.StandaloneRibbon:7\n"),
         "OPTIONS file: {text}"
     );
-    let (mut loaded, cfs) = Options::load_latest(
-        dir.path(),
-        Env::new().unwrap(),
-        false,
-        Cache::new_lru_cache(8 << 20),
-    )
-    .unwrap();
-    loaded.enable_statistics();
     let readers = READERS_MADE.load(Relaxed);
-    let db = DB::open_cf_descriptors(&loaded, dir.path(), cfs).unwrap();
+    let (db, loaded) = reopen_from_options_file(dir.path());
     let (by_get, _) = check(&db, &loaded);
     assert!(by_get > N * 97 / 100);
     assert!(READERS_MADE.load(Relaxed) > readers);

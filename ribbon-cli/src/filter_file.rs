@@ -55,6 +55,13 @@ pub fn load<'a>(path: &Path, bytes: &'a [u8]) -> Result<FilterFile<'a>, Error> {
              'ribbon sst info', or 'ribbon sst dump-filter' to extract its filter"
         )));
     }
+    // A block of rocks-bridge's rust.BalancedRibbon (as `ribbon sst
+    // dump-filter` writes it): checked whole, checksum included.
+    if let Some(parsed) = ribbon::balanced_policy::parse_block(bytes, true) {
+        return parsed
+            .map(|f| FilterFile::RocksDb(FilterReader::BalancedRibbon(Box::new(f))))
+            .map_err(|e| Error::failed(format!("{name}: rust.BalancedRibbon filter block: {e}")));
+    }
     FilterReader::parse(bytes)
         .map(FilterFile::RocksDb)
         .map_err(|e| Error::failed(format!("{name}: {e}")))
@@ -170,6 +177,14 @@ impl RocksDbFilterInfo {
                 info.num_blocks = Some(num_blocks);
                 info.upper_num_columns = Some(upper_num_columns);
                 info.upper_start_block = Some(upper_start_block);
+                info.expected_fp_rate = Some(expected_fp_rate).filter(|f| f.is_finite());
+            }
+            D::BalancedRibbon {
+                data_bytes,
+                expected_fp_rate,
+                ..
+            } => {
+                info.data_bytes = Some(data_bytes);
                 info.expected_fp_rate = Some(expected_fp_rate).filter(|f| f.is_finite());
             }
         }

@@ -145,6 +145,19 @@ impl FilterBuilder {
         }
     }
 
+    /// Takes the 64-bit hash entries collected so far and resets the
+    /// builder, for a caller that builds its own filter from them (empty
+    /// for the legacy Bloom).
+    pub fn take_hash_entries(&mut self) -> Vec<u64> {
+        match &mut self.hashes {
+            Hashes::Xxph3(e) => e.take(),
+            Hashes::Legacy(e) => {
+                e.take();
+                Vec::new()
+            }
+        }
+    }
+
     /// The slots [`finish`](Self::finish) would band the current entries
     /// into: non-zero only for a Ribbon filter that will try banding (not
     /// for zero keys, nor when it falls back to Bloom for its size or key

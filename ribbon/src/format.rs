@@ -20,17 +20,24 @@
 //! Every path takes arbitrary bytes: a truncated or corrupt filter never
 //! panics, never reads out of bounds, and answers "may match" wherever the
 //! bytes do not describe a filter.
+//!
+//! Tables written through `rocks-bridge`'s `rust.BalancedRibbon` store their
+//! blocks under a family of their own ([`Family::BalancedRibbon`]); there a
+//! block ending with [`crate::balanced_policy::TRAILER`] is a Balanced
+//! Ribbon, and every other block is read by the rules above
+//! ([`FilterReader::in_family`]).
 
 use crate::bloom::{
     fast_local, legacy, FastLocalBloomImpl, FastLocalBloomReader, LegacyBloomReader, LegacyLocalityBloomImpl,
 };
 use crate::hash::{bloom_hash, get_slice_hash64};
+use crate::standalone::RibbonRef;
 use crate::standard128::{self, Standard128Reader};
 use crate::trailer::{self, Marker, Parsed, METADATA_LEN};
 use core::fmt;
 
 /// A reader for one filter block, chosen by its trailer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum FilterReader<'a> {
     /// The empty filter: nothing matches.
     AlwaysFalse,
@@ -42,6 +49,38 @@ pub enum FilterReader<'a> {
     LegacyBloom(LegacyBloomReader<'a>),
     /// Standard128 Ribbon.
     Standard128Ribbon(Standard128Reader<'a>),
+    /// A Balanced Ribbon block of the `rust.BalancedRibbon` family
+    /// ([`FilterReader::in_family`]).
+    BalancedRibbon(Box<RibbonRef<'a>>),
+}
+
+/// The family a table stores its filter blocks under (the policy's
+/// compatibility name in the metaindex), which decides how the blocks read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// `rocksdb.BuiltinBloomFilter`: RocksDB's built-in formats.
+    Builtin,
+    /// `rust.BalancedRibbon` ([`crate::balanced_policy`]).
+    BalancedRibbon,
+}
+
+impl Family {
+    /// The family of a compatibility name, if this crate reads it.
+    pub fn from_compatibility_name(name: &str) -> Option<Self> {
+        match name {
+            "rocksdb.BuiltinBloomFilter" => Some(Family::Builtin),
+            crate::balanced_policy::COMPATIBILITY_NAME => Some(Family::BalancedRibbon),
+            _ => None,
+        }
+    }
+
+    /// The compatibility name.
+    pub fn compatibility_name(self) -> &'static str {
+        match self {
+            Family::Builtin => "rocksdb.BuiltinBloomFilter",
+            Family::BalancedRibbon => crate::balanced_policy::COMPATIBILITY_NAME,
+        }
+    }
 }
 
 fn from_parsed<'a, R>(p: Parsed<R>, wrap: impl FnOnce(R) -> FilterReader<'a>) -> FilterReader<'a> {
@@ -71,6 +110,24 @@ impl<'a> FilterReader<'a> {
                 from_parsed(legacy::parse_trailer(contents), FilterReader::LegacyBloom)
             }
             Some(Marker::ZeroProbes | Marker::Reserved(_)) => FilterReader::AlwaysTrue,
+        }
+    }
+
+    /// The reader for a block of `family`: [`FilterReader::new`] for the
+    /// built-in family; in the `rust.BalancedRibbon` family a block ending
+    /// with its trailer is a Balanced Ribbon (opened in O(1): the table's
+    /// block checksum vouches for the bytes; one whose header does not
+    /// parse reads as always true), and any other block (its Bloom
+    /// filters, the empty and always-true filters) as [`FilterReader::new`]
+    /// reads it.
+    pub fn in_family(family: Family, contents: &'a [u8]) -> Self {
+        match family {
+            Family::Builtin => Self::new(contents),
+            Family::BalancedRibbon => match crate::balanced_policy::parse_block(contents, false) {
+                Some(Ok(r)) => FilterReader::BalancedRibbon(Box::new(r)),
+                Some(Err(_)) => FilterReader::AlwaysTrue,
+                None => Self::new(contents),
+            },
         }
     }
 
@@ -154,6 +211,7 @@ impl<'a> FilterReader<'a> {
             FilterReader::FastLocalBloom(r) => r.may_match_hash(get_slice_hash64(key)),
             FilterReader::LegacyBloom(r) => r.may_match_hash(bloom_hash(key)),
             FilterReader::Standard128Ribbon(r) => r.may_match_hash(get_slice_hash64(key)),
+            FilterReader::BalancedRibbon(r) => r.contains_hash(get_slice_hash64(key)),
         }
     }
 
@@ -166,6 +224,7 @@ impl<'a> FilterReader<'a> {
             FilterReader::AlwaysTrue | FilterReader::LegacyBloom(_) => true,
             FilterReader::FastLocalBloom(r) => r.may_match_hash(h),
             FilterReader::Standard128Ribbon(r) => r.may_match_hash(h),
+            FilterReader::BalancedRibbon(r) => r.contains_hash(h),
         }
     }
 
@@ -182,7 +241,9 @@ impl<'a> FilterReader<'a> {
                 r.may_match_hashes(&hashes, &mut out);
                 out
             }
-            FilterReader::FastLocalBloom(_) | FilterReader::Standard128Ribbon(_) => {
+            FilterReader::FastLocalBloom(_)
+            | FilterReader::Standard128Ribbon(_)
+            | FilterReader::BalancedRibbon(_) => {
                 let hashes: Vec<u64> = keys.iter().map(|k| get_slice_hash64(k.as_ref())).collect();
                 self.may_match_many_hashes(&hashes)
             }
@@ -213,6 +274,7 @@ impl<'a> FilterReader<'a> {
             FilterReader::AlwaysTrue | FilterReader::LegacyBloom(_) => out[..n].fill(true),
             FilterReader::FastLocalBloom(r) => r.may_match_hashes(hashes, out),
             FilterReader::Standard128Ribbon(r) => r.may_match_hashes(hashes, out),
+            FilterReader::BalancedRibbon(r) => out.copy_from_slice(&r.contains_many_hashes(hashes)),
         }
     }
 
@@ -237,6 +299,14 @@ impl<'a> FilterReader<'a> {
                 upper_num_columns: r.layout().upper_num_columns(),
                 upper_start_block: r.layout().upper_start_block(),
                 expected_fp_rate: r.layout().expected_fp_rate(),
+            },
+            FilterReader::BalancedRibbon(r) => FilterDescription::BalancedRibbon {
+                data_bytes: r.as_bytes().len(),
+                width: r.width(),
+                num_keys: r.num_keys(),
+                num_shards: r.num_shards(),
+                result_bits: r.result_bits(),
+                expected_fp_rate: r.expected_fp_rate(),
             },
         }
     }
@@ -328,11 +398,26 @@ pub enum FilterDescription {
         /// Expected FP rate from the layout.
         expected_fp_rate: f64,
     },
+    /// Balanced Ribbon (`rust.BalancedRibbon`).
+    BalancedRibbon {
+        /// Bytes of the standalone filter (block trailer excluded).
+        data_bytes: usize,
+        /// Ribbon width.
+        width: u32,
+        /// Keys it was built from.
+        num_keys: u64,
+        /// Soft shards.
+        num_shards: u32,
+        /// Result bits per slot (fractional: the column mix).
+        result_bits: f64,
+        /// Expected FP rate from the layout.
+        expected_fp_rate: f64,
+    },
 }
 
 impl FilterDescription {
     /// A short name: `Standard128Ribbon`, `FastLocalBloom`, `LegacyBloom`,
-    /// `AlwaysFalse` or `AlwaysTrue`.
+    /// `BalancedRibbon`, `AlwaysFalse` or `AlwaysTrue`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             FilterDescription::AlwaysFalse => "AlwaysFalse",
@@ -340,6 +425,7 @@ impl FilterDescription {
             FilterDescription::FastLocalBloom { .. } => "FastLocalBloom",
             FilterDescription::LegacyBloom { .. } => "LegacyBloom",
             FilterDescription::Standard128Ribbon { .. } => "Standard128Ribbon",
+            FilterDescription::BalancedRibbon { .. } => "BalancedRibbon",
         }
     }
 }
@@ -364,7 +450,8 @@ impl FilterDescription {
                 num_probes,
                 ..
             } => LegacyLocalityBloomImpl::estimated_fp_rate(num_entries, data_bytes, num_probes),
-            FilterDescription::Standard128Ribbon { expected_fp_rate, .. } => expected_fp_rate,
+            FilterDescription::Standard128Ribbon { expected_fp_rate, .. }
+            | FilterDescription::BalancedRibbon { expected_fp_rate, .. } => expected_fp_rate,
         }
     }
 }
@@ -400,6 +487,18 @@ impl fmt::Display for FilterDescription {
                  columns={}..{upper_num_columns} upper_start_block={upper_start_block} \
                  expected_fp_rate={expected_fp_rate:.6}",
                 upper_num_columns.saturating_sub(1)
+            ),
+            FilterDescription::BalancedRibbon {
+                data_bytes,
+                width,
+                num_keys,
+                num_shards,
+                result_bits,
+                expected_fp_rate,
+            } => write!(
+                f,
+                "BalancedRibbon bytes={data_bytes} width={width} keys={num_keys} shards={num_shards} \
+                 result_bits={result_bits:.3} expected_fp_rate={expected_fp_rate:.6}"
             ),
         }
     }

@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 pub mod alg;
 mod arch;
+pub mod balanced_policy;
 mod batch;
 pub mod bloom;
 pub mod builder;
@@ -72,6 +73,6 @@ pub mod test_support;
 pub mod trailer;
 
 pub use builder::{build_filter, FilterBuilder};
-pub use format::{FilterDescription, FilterReader, NotAFilter};
+pub use format::{Family, FilterDescription, FilterReader, NotAFilter};
 pub use policy::{BuildContext, FilterPolicy};
 pub use standalone::{Config, Ribbon, RibbonRef};

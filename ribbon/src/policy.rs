@@ -255,6 +255,25 @@ impl fmt::Display for PolicyParseError {
 
 impl std::error::Error for PolicyParseError {}
 
+impl PolicyParseError {
+    /// The same reason, for the string the caller was given (a policy
+    /// parsed by rewriting its id into another policy's grammar).
+    pub(crate) fn for_input(self, input: &str) -> Self {
+        Self {
+            input: input.to_string(),
+            ..self
+        }
+    }
+
+    /// An error for `input`.
+    pub(crate) fn new(input: &str, reason: &'static str) -> Self {
+        Self {
+            input: input.to_string(),
+            reason,
+        }
+    }
+}
+
 impl FilterPolicy {
     /// A policy of `kind` with `bits_per_key` (sanitised as RocksDB does).
     pub fn new(kind: PolicyKind, bits_per_key: f64) -> Self {

@@ -6,7 +6,7 @@
 
 use crate::custom::{self, Builder, Construction, FilterBlock, Finished, Policy, Reader};
 use ribbon::builder::FilterBuilder;
-use ribbon::format::{FilterReader, ALWAYS_TRUE_FILTER};
+use ribbon::format::{Family, FilterReader, ALWAYS_TRUE_FILTER};
 use ribbon::policy::{self, BuildContext, FilterPolicy, PolicyKind, Provider};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
@@ -17,10 +17,16 @@ pub(crate) static FILTERS_BUILT: AtomicU64 = AtomicU64::new(0);
 /// Rust readers created for RocksDB.
 pub(crate) static READERS_CREATED: AtomicU64 = AtomicU64::new(0);
 
-/// RocksDB's family name for its built-in filters.
-const BUILTIN_FAMILY: &str = "rocksdb.BuiltinBloomFilter";
-/// The Ribbon policy's mutable setting, as RocksDB's `ribbonfilter` names it.
-const BLOOM_BEFORE_LEVEL: &str = "bloom_before_level";
+/// The Ribbon policies' mutable setting, as RocksDB's `ribbonfilter` names it.
+pub(crate) const BLOOM_BEFORE_LEVEL: &str = "bloom_before_level";
+
+/// A `bloom_before_level` value as `SetOptions` gives it.
+pub(crate) fn parse_bloom_before_level(value: &str) -> Result<i32, String> {
+    value
+        .trim()
+        .parse::<i32>()
+        .map_err(|_| format!("{BLOOM_BEFORE_LEVEL} must be an integer, not {value:?}"))
+}
 
 /// Registers both ids in the policy registry (once per process).
 pub(crate) fn register() {
@@ -34,6 +40,7 @@ pub(crate) fn register() {
         });
         custom::register_builtin(name, factory).expect("registered once");
     }
+    crate::balanced::register();
 }
 
 /// The filter policy of a Rust policy id (its canonical id is its `id()`): the
@@ -81,7 +88,7 @@ impl Policy for BuiltinPolicy {
         self.current().id()
     }
     fn compatibility_name(&self) -> String {
-        BUILTIN_FAMILY.into()
+        Family::Builtin.compatibility_name().into()
     }
     fn builder(&self, ctx: &BuildContext) -> Option<Box<dyn Builder>> {
         let inner = FilterBuilder::new(&self.current(), ctx)?;
@@ -94,7 +101,7 @@ impl Policy for BuiltinPolicy {
     }
     fn reader(&self, filter: FilterBlock) -> Box<dyn Reader> {
         READERS_CREATED.fetch_add(1, Relaxed);
-        Box::new(BuiltinReader::new(filter))
+        Box::new(BuiltinReader::new(filter, Family::Builtin))
     }
     fn always_true_filter(&self) -> Vec<u8> {
         ALWAYS_TRUE_FILTER.to_vec()
@@ -110,11 +117,8 @@ impl Policy for BuiltinPolicy {
         if name != BLOOM_BEFORE_LEVEL || !self.is_ribbon() {
             return Err(format!("{} has no option {name:?}", self.id()));
         }
-        let level = value
-            .trim()
-            .parse::<i32>()
-            .map_err(|_| format!("{BLOOM_BEFORE_LEVEL} must be an integer, not {value:?}"))?;
-        self.bloom_before_level.store(level, Relaxed);
+        self.bloom_before_level
+            .store(parse_bloom_before_level(value)?, Relaxed);
         Ok(())
     }
     fn option(&self, name: &str) -> Option<String> {
@@ -249,23 +253,24 @@ impl Construction for BuiltinBuilder {
     }
 }
 
-/// A reader of any filter block RocksDB's built-in policies write, parsed
-/// once. `reader` borrows `block`'s bytes; it is declared first, so it is
-/// dropped first.
-struct BuiltinReader {
+/// A reader of any filter block of a family the `ribbon` crate reads
+/// (RocksDB's built-in formats; `rust.BalancedRibbon`'s), parsed once.
+/// `reader` borrows `block`'s bytes; it is declared first, so it is dropped
+/// first.
+pub(crate) struct BuiltinReader {
     reader: FilterReader<'static>,
     _block: FilterBlock,
 }
 
 impl BuiltinReader {
-    fn new(block: FilterBlock) -> Self {
+    pub(crate) fn new(block: FilterBlock, family: Family) -> Self {
         // SAFETY: the bytes behind `block` do not move when `block` does (they
         // are RocksDB's block or a boxed slice) and live as long as `block`,
         // which this struct owns and drops after `reader`, so the borrow never
         // outlives them.
         let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(block.as_ptr(), block.len()) };
         Self {
-            reader: FilterReader::new(bytes),
+            reader: FilterReader::in_family(family, bytes),
             _block: block,
         }
     }
@@ -276,8 +281,23 @@ impl Reader for BuiltinReader {
         self.reader.may_match(key)
     }
     fn may_match_many(&self, keys: &[&[u8]], out: &mut [bool]) {
-        for (o, m) in out.iter_mut().zip(self.reader.may_match_many(keys)) {
-            *o = m;
+        // The bridge's batches are at most 32 keys: hashes on the stack.
+        const CHUNK: usize = 32;
+        let mut hashes = [0u64; CHUNK];
+        match self.reader {
+            FilterReader::LegacyBloom(_) => {
+                for (o, m) in out.iter_mut().zip(self.reader.may_match_many(keys)) {
+                    *o = m;
+                }
+            }
+            _ => {
+                for (keys, out) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+                    for (h, k) in hashes.iter_mut().zip(keys) {
+                        *h = ribbon::hash::get_slice_hash64(k);
+                    }
+                    self.reader.may_match_many_hashes_into(&hashes[..keys.len()], out);
+                }
+            }
         }
     }
 }

@@ -351,35 +351,44 @@ impl ReaderHandle {
             out.fill(1);
             return;
         };
-        // SAFETY: forwarded from this function's contract.
-        let keys = unsafe { keys_from_raw(addresses, lengths) };
-        let mut answers = vec![true; keys.len()];
-        if catch_unwind(AssertUnwindSafe(|| r.may_match_many(&keys, &mut answers))).is_err() {
+        // C++ passes MultiGet's batches of at most 32 keys: keys and answers
+        // live on the stack, chunk by chunk.
+        const CHUNK: usize = 32;
+        let mut keys: [&[u8]; CHUNK] = [&[]; CHUNK];
+        let mut answers = [true; CHUNK];
+        for ((addresses, lengths), out) in addresses
+            .chunks(CHUNK)
+            .zip(lengths.chunks(CHUNK))
+            .zip(out.chunks_mut(CHUNK))
+        {
+            let n = addresses.len();
+            for (k, (&a, &l)) in keys.iter_mut().zip(addresses.iter().zip(lengths)) {
+                // SAFETY: forwarded from this function's contract: `a..a + l`
+                // is a live, readable byte range for the call.
+                *k = unsafe { key_from_raw(a, l) };
+            }
+            let (keys, answers) = (&keys[..n], &mut answers[..n]);
             answers.fill(true);
-        }
-        for (o, m) in out.iter_mut().zip(answers) {
-            *o = u8::from(m);
+            if catch_unwind(AssertUnwindSafe(|| r.may_match_many(keys, answers))).is_err() {
+                answers.fill(true);
+            }
+            for (o, &m) in out.iter_mut().zip(answers.iter()) {
+                *o = u8::from(m);
+            }
         }
     }
 }
 
-/// The keys of a batch C++ passes as (address, length) pairs.
+/// One key of a batch C++ passes as an (address, length) pair.
 ///
 /// # Safety
-/// Each `(addresses[i], lengths[i])` is a readable byte range that stays
-/// valid for the lifetime the caller gives the result.
-unsafe fn keys_from_raw<'a>(addresses: &[usize], lengths: &[usize]) -> Vec<&'a [u8]> {
-    addresses
-        .iter()
-        .zip(lengths)
-        .map(|(&a, &l)| {
-            if l == 0 {
-                &[][..]
-            } else {
-                // SAFETY: per this function's contract, `a..a + l` is a
-                // live, readable byte range for `'a`.
-                unsafe { std::slice::from_raw_parts(a as *const u8, l) }
-            }
-        })
-        .collect()
+/// `address..address + len` is a readable byte range that stays valid for
+/// the lifetime the caller gives the result.
+unsafe fn key_from_raw<'a>(address: usize, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: per this function's contract.
+        unsafe { std::slice::from_raw_parts(address as *const u8, len) }
+    }
 }

@@ -8,11 +8,12 @@
 //! ```text
 //! bash scripts/bench.sh            # cargo bench + this report
 //! cargo run --release --bin bench-report [-- --skip-db]
+//! cargo run --release --bin bench-report -- --balanced-policy   # issue 15 only
 //! ```
 
 use ribbon::format::FilterReader;
 use ribbon::test_support::keys::{member_keys, KeyKind};
-use ribbon_compat::harness::{build_packed, NativeReader};
+use ribbon_compat::harness::{build_packed, NativeBuilder, NativeReader, Reason};
 use ribbon_compat::packed::{build_rust, PackedKeys};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -67,10 +68,17 @@ fn child_memory(which: &str, n: usize) {
     }
     // Reset the peak-RSS counter (VmHWM) to the current RSS, so the peak
     // of key generation does not count.
+    // The section's policies go through RocksDB's builder API; register
+    // the Rust ids first, so that registration does not count.
+    let through_rocksdb = SECTION_POLICIES.iter().find(|p| p.which == which);
+    if through_rocksdb.is_some() {
+        rocks_bridge::register();
+    }
     std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM via /proc/self/clear_refs");
     let before = status_kib("VmRSS:");
-    let filter = match which {
-        "rust" => build_rust("ribbonfilter:10", 7, &keys),
+    let filter = match (which, through_rocksdb) {
+        (_, Some(p)) => build_through_rocksdb(p.policy, &keys),
+        ("rust", None) => build_rust("ribbonfilter:10", 7, &keys),
         _ => build_packed("ribbonfilter:10", 7, &keys),
     };
     let peak = status_kib("VmHWM:");
@@ -78,27 +86,253 @@ fn child_memory(which: &str, n: usize) {
     std::hint::black_box(filter);
 }
 
-fn measure_memory(n: usize) -> (f64, f64) {
+/// Peak construction memory in bits/key of one build of `n` keys by the
+/// `--child-memory` variant `which`: the median of 3 child processes.
+fn child_memory_bits_per_key(which: &str, n: usize) -> f64 {
     let exe = std::env::current_exe().unwrap();
-    let run = |which: &str| -> f64 {
-        let mut samples: Vec<f64> = (0..3)
-            .map(|_| {
-                let out = std::process::Command::new(&exe)
-                    .args(["--child-memory", which, &n.to_string()])
-                    .output()
-                    .expect("run child");
-                String::from_utf8_lossy(&out.stdout)
-                    .trim()
-                    .parse::<f64>()
-                    .unwrap_or(f64::NAN)
-                    * 8.0
-                    / n as f64
+    let mut samples: Vec<f64> = (0..3)
+        .map(|_| {
+            let out = std::process::Command::new(&exe)
+                .args(["--child-memory", which, &n.to_string()])
+                .output()
+                .expect("run child");
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<f64>()
+                .unwrap_or(f64::NAN)
+                * 8.0
+                / n as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[1]
+}
+
+fn measure_memory(n: usize) -> (f64, f64) {
+    (
+        child_memory_bits_per_key("rust", n),
+        child_memory_bits_per_key("rocksdb", n),
+    )
+}
+
+/// One filter of the Balanced Ribbon section (issue 15).
+struct SectionPolicy {
+    /// The row's name.
+    label: &'static str,
+    /// The policy id RocksDB's `FilterPolicy::CreateFromString` is given.
+    policy: &'static str,
+    /// The policy id the reader is created from (`NativeReader::for_policy`),
+    /// or `None` for RocksDB's built-in reader (`NativeReader::new`).
+    reader: Option<&'static str>,
+    /// The `--child-memory` variant that builds it.
+    which: &'static str,
+}
+
+/// RocksDB's Ribbon first (the baseline of every ratio), then
+/// `rust.BalancedRibbon` (the ratios' numerator), then `rust.RibbonFilter`
+/// (for reference: RocksDB's format, built by Rust).
+const SECTION_POLICIES: [SectionPolicy; 3] = [
+    SectionPolicy {
+        label: "RocksDB `ribbonfilter:10` (C++)",
+        policy: "ribbonfilter:10",
+        reader: None,
+        which: "rocksdb-builder",
+    },
+    SectionPolicy {
+        label: "`rust.BalancedRibbon:10`",
+        policy: "rust.BalancedRibbon:10",
+        reader: Some("rust.BalancedRibbon:10"),
+        which: "balanced",
+    },
+    SectionPolicy {
+        label: "`rust.RibbonFilter:10`",
+        policy: "rust.RibbonFilter:10",
+        reader: Some("rust.RibbonFilter:10"),
+        which: "rust-builder",
+    },
+];
+
+/// Builds a filter block of `keys` through RocksDB's builder API, as the
+/// block-based table builder drives it: the builder `policy` creates for a
+/// compaction output at level 1 of a `format_version = 7` table (RocksDB's
+/// default table options), one `AddKey` per key, then `Finish`. Panics when
+/// RocksDB does not know `policy` or it builds no filter there.
+fn build_through_rocksdb(policy: &str, keys: &PackedKeys) -> Vec<u8> {
+    rocks_bridge::register();
+    let mut b =
+        NativeBuilder::new(policy, 7, Reason::Compaction, 1).unwrap_or_else(|e| panic!("{policy}: {e}"));
+    assert!(b.has_builder(), "{policy} builds no filter");
+    for k in keys.iter() {
+        b.add_key(k);
+    }
+    b.finish()
+}
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// What the section measures of one filter at one n.
+struct SectionRow {
+    bits_per_key: f64,
+    fp_rate: f64,
+    build_ns: f64,
+    memory_bits_per_key: f64,
+    single_ns: f64,
+    batched_ns: f64,
+}
+
+/// The Balanced Ribbon section (issue 15): every filter of
+/// [`SECTION_POLICIES`] built and queried through RocksDB's API in this
+/// process, at n = 10^6 and 10^7, with the issue's targets. Returns the
+/// section's markdown.
+fn balanced_section() -> String {
+    rocks_bridge::register();
+    let probes = PackedKeys::new(&member_keys(KeyKind::Binary16To24, 1_000_000, 2));
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n## `rust.BalancedRibbon:10` against RocksDB's `ribbonfilter:10` (issue 15)\n\n\
+         Every filter is built through RocksDB's builder API (`FilterPolicy::CreateFromString`, \
+         the builder for a compaction output at level 1, format_version 7, one `AddKey` per key, \
+         `Finish`) and queried through the reader its policy creates, all in this process. \
+         Keys: `Binary16To24`, seed 1; probes: 10^6 non-members, seed 2. Build: median of 5 runs, \
+         the filters alternating run by run. Memory: peak RSS growth of one build in a child \
+         process, median of 3. Queries: the 10^6 probes, one by one (`MayMatch`) or in MultiGet \
+         batches of 32, median of 5 rounds, the filters alternating as in the builds. Load average at the start: {}.\n",
+        load.join(" ")
+    );
+    let mut table = RatioTable::new();
+    for n in [1_000_000usize, 10_000_000] {
+        eprintln!("balanced-policy section, n = {n}...");
+        let members = PackedKeys::new(&member_keys(KeyKind::Binary16To24, n, 1));
+        let mut build_ns: Vec<Vec<f64>> = vec![Vec::new(); SECTION_POLICIES.len()];
+        let mut blocks: Vec<Vec<u8>> = vec![Vec::new(); SECTION_POLICIES.len()];
+        for run in 0..5 {
+            // Alternate the order run by run: forward, then backward.
+            let mut order: Vec<usize> = (0..SECTION_POLICIES.len()).collect();
+            if run % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                let t = Instant::now();
+                let block = build_through_rocksdb(SECTION_POLICIES[i].policy, &members);
+                build_ns[i].push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+                if run > 0 {
+                    assert_eq!(block, blocks[i], "{}: builds differ", SECTION_POLICIES[i].policy);
+                }
+                blocks[i] = block;
+            }
+        }
+        let readers: Vec<NativeReader> = SECTION_POLICIES
+            .iter()
+            .zip(&blocks)
+            .map(|(p, block)| {
+                let reader = match p.reader {
+                    None => NativeReader::new(block),
+                    Some(id) => NativeReader::for_policy(id, block).unwrap_or_else(|e| panic!("{id}: {e}")),
+                };
+                assert_eq!(
+                    reader.count_matches(&members, true),
+                    n,
+                    "{}: a member key does not match",
+                    p.policy
+                );
+                reader
             })
             .collect();
-        samples.sort_by(f64::total_cmp);
-        samples[1]
-    };
-    (run("rust"), run("rocksdb"))
+        // Queries: 5 rounds, the filters alternating round by round as the
+        // builds do, each timing one pass one by one and one batched.
+        let mut query_ns: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; SECTION_POLICIES.len()];
+        let mut fps: Vec<[usize; 2]> = vec![[0; 2]; SECTION_POLICIES.len()];
+        for round in 0..5 {
+            let mut order: Vec<usize> = (0..SECTION_POLICIES.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                for batched in [false, true] {
+                    let t = Instant::now();
+                    let matches = std::hint::black_box(readers[i].count_matches(&probes, batched));
+                    query_ns[i][usize::from(batched)]
+                        .push(t.elapsed().as_secs_f64() * 1e9 / probes.ends.len() as f64);
+                    fps[i][usize::from(batched)] = matches;
+                }
+            }
+        }
+        let rows: Vec<SectionRow> = SECTION_POLICIES
+            .iter()
+            .zip(blocks.iter().zip(build_ns))
+            .zip(query_ns.into_iter().zip(fps))
+            .map(|((p, (block, build)), ([single, batched], fps))| {
+                assert_eq!(fps[0], fps[1], "{}: single and batched answers differ", p.policy);
+                SectionRow {
+                    bits_per_key: block.len() as f64 * 8.0 / n as f64,
+                    fp_rate: fps[0] as f64 / probes.ends.len() as f64,
+                    build_ns: median(build),
+                    memory_bits_per_key: child_memory_bits_per_key(p.which, n),
+                    single_ns: median(single),
+                    batched_ns: median(batched),
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n| n = {n} | bits/key | FP rate | build ns/key | peak construction memory bits/key | single query ns/key | batched query ns/key |\n|---|---|---|---|---|---|---|"
+        );
+        for (p, r) in SECTION_POLICIES.iter().zip(&rows) {
+            let _ = writeln!(
+                out,
+                "| {} | {:.2} | {:.3}% | {:.1} | {:.1} | {:.1} | {:.1} |",
+                p.label,
+                r.bits_per_key,
+                r.fp_rate * 100.0,
+                r.build_ns,
+                r.memory_bits_per_key,
+                r.single_ns,
+                r.batched_ns
+            );
+        }
+        let (cpp, bal) = (&rows[0], &rows[1]);
+        table.absolute(
+            &format!("Balanced bits/key, n = {n}"),
+            bal.bits_per_key,
+            cpp.bits_per_key,
+            "bits/key",
+            6.80,
+        );
+        table.within(
+            &format!("Balanced FP rate, n = {n}"),
+            bal.fp_rate * 100.0,
+            cpp.fp_rate * 100.0,
+            "%",
+            0.05,
+        );
+        for (what, b, c, unit, target) in [
+            ("build", bal.build_ns, cpp.build_ns, "ns/key", 1.0),
+            (
+                "peak construction memory",
+                bal.memory_bits_per_key,
+                cpp.memory_bits_per_key,
+                "bits/key",
+                0.4,
+            ),
+            ("single query", bal.single_ns, cpp.single_ns, "ns/key", 1.2),
+            ("batched query", bal.batched_ns, cpp.batched_ns, "ns/key", 1.2),
+        ] {
+            table.row(&format!("Balanced {what}, n = {n}"), b, c, unit, target);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nTargets of issue 15, `rust.BalancedRibbon:10` (the Rust column) against RocksDB's \
+         `ribbonfilter:10` (the C++ column):\n\n{}",
+        table.out
+    );
+    out
 }
 
 fn fp_and_bits(n: usize) -> Vec<(String, f64, f64)> {
@@ -282,6 +516,36 @@ impl RatioTable {
             self.out,
             "| {name} | {rust:.2} {unit} | {cpp:.2} {unit} | {ratio:.2} | ≤ {target} | {} |",
             if ratio <= target { "yes" } else { "**no**" }
+        );
+    }
+}
+
+impl RatioTable {
+    /// An absolute value that must stay at or below `max`; `cpp` is shown
+    /// for comparison, its ratio is not judged.
+    fn absolute(&mut self, name: &str, rust: f64, cpp: f64, unit: &str, max: f64) {
+        let _ = writeln!(
+            self.out,
+            "| {name} | {rust:.2} {unit} | {cpp:.2} {unit} | {:.2} | ≤ {max:.2} {unit} | {} |",
+            rust / cpp,
+            if rust <= max { "yes" } else { "**no**" }
+        );
+    }
+
+    /// A ratio Rust/C++ that must stay within `1 ± tolerance` (rates that
+    /// must be the same).
+    fn within(&mut self, name: &str, rust: f64, cpp: f64, unit: &str, tolerance: f64) {
+        let ratio = rust / cpp;
+        let _ = writeln!(
+            self.out,
+            "| {name} | {rust:.3} {unit} | {cpp:.3} {unit} | {ratio:.3} | {:.2}–{:.2} | {} |",
+            1.0 - tolerance,
+            1.0 + tolerance,
+            if (ratio - 1.0).abs() <= tolerance {
+                "yes"
+            } else {
+                "**no**"
+            }
         );
     }
 }
@@ -764,6 +1028,12 @@ fn main() {
         breakdown(args[2].parse().unwrap());
         return;
     }
+    if args.iter().any(|a| a == "--balanced-policy") {
+        // Issue 15's section alone (a few minutes); writes no file.
+        let (machine, _) = machine_line();
+        print!("{machine}{}", balanced_section());
+        return;
+    }
     let skip_db = args.iter().any(|a| a == "--skip-db");
     let dir = criterion_dir();
     let (machine, native) = machine_line();
@@ -776,6 +1046,7 @@ fn main() {
     let mut report = format!("{machine}\n{}", table.out);
     fp_table(&mut report);
     series_table(&mut report, &series);
+    report.push_str(&balanced_section());
     if !args.iter().any(|a| a == "--skip-sst") {
         sst_cli_table(&mut report);
     }

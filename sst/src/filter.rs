@@ -17,7 +17,7 @@
 use crate::footer::BlockHandle;
 use crate::key::{self, Comparator};
 use core::cmp::Ordering;
-use ribbon::format::{FilterDescription, FilterReader};
+use ribbon::format::{Family, FilterDescription, FilterReader};
 
 /// Metaindex prefix of a full filter.
 pub const FULL_FILTER_PREFIX: &str = "fullfilter.";
@@ -26,7 +26,7 @@ pub const PARTITIONED_FILTER_PREFIX: &str = "partitionedfilter.";
 /// Metaindex prefix of the block-based filter of RocksDB before 7.0.
 pub const OBSOLETE_FILTER_PREFIX: &str = "filter.";
 /// The compatibility name of RocksDB's built-in filter policies (and of
-/// the `ribbon` bridge policy).
+/// the bridge's `rust.RibbonFilter` and `rust.BloomFilter`).
 pub const BUILTIN_COMPATIBILITY_NAME: &str = "rocksdb.BuiltinBloomFilter";
 
 /// One partition of a partitioned filter.
@@ -67,8 +67,8 @@ pub enum Filter {
         /// Whether separators are internal keys; otherwise user keys.
         index_key_includes_seq: bool,
     },
-    /// A filter of a policy other than the built-in family: this reader
-    /// does not know its format, so every query may match.
+    /// A filter of a family this reader does not know (neither the
+    /// built-in one nor `rust.BalancedRibbon`): every query may match.
     UnknownPolicy {
         /// Its compatibility name.
         compatibility_name: String,
@@ -83,6 +83,8 @@ pub enum Filter {
         handle: BlockHandle,
         /// The filter block contents.
         contents: Vec<u8>,
+        /// The family its blocks are read by.
+        family: Family,
     },
     /// A partitioned filter.
     Partitioned {
@@ -94,6 +96,8 @@ pub enum Filter {
         /// The partitions in index order (empty when the index block is
         /// empty).
         partitions: Vec<Partition>,
+        /// The family its blocks are read by.
+        family: Family,
     },
 }
 
@@ -124,6 +128,21 @@ impl Filter {
             }
             _ => None,
         }
+    }
+
+    /// The family of a full or partitioned filter's blocks (the built-in
+    /// one for every other kind).
+    pub fn family(&self) -> Family {
+        match self {
+            Filter::Full { family, .. } | Filter::Partitioned { family, .. } => *family,
+            _ => Family::Builtin,
+        }
+    }
+
+    /// The reader of one of this filter's blocks (the full filter's or a
+    /// partition's), by the filter's family.
+    pub fn block_reader<'a>(&self, contents: &'a [u8]) -> FilterReader<'a> {
+        FilterReader::in_family(self.family(), contents)
     }
 
     /// The filter blocks' contents (one for a full filter, one per
@@ -185,13 +204,13 @@ impl Filter {
     /// not the prefix, picks the partition).
     pub(crate) fn entry_may_match(&self, entry: &[u8], user_key: &[u8], cmp: Comparator) -> bool {
         match self {
-            Filter::Full { contents, .. } => FilterReader::new(contents).may_match(entry),
+            Filter::Full { contents, .. } => self.block_reader(contents).may_match(entry),
             Filter::Partitioned { partitions, .. } => match self.partition_for(user_key, cmp) {
                 None => true,
                 Some(i) => {
                     let p = &partitions[i];
                     // A zero-size handle marks a key past the table's range.
-                    p.handle.size != 0 && FilterReader::new(&p.contents).may_match(entry)
+                    p.handle.size != 0 && self.block_reader(&p.contents).may_match(entry)
                 }
             },
             _ => true,
@@ -227,7 +246,7 @@ impl Filter {
         let descs: Vec<FilterDescription> = self
             .blocks()
             .iter()
-            .map(|b| FilterReader::new(b).describe())
+            .map(|b| self.block_reader(b).describe())
             .collect();
         for (b, d) in self.blocks().iter().zip(&descs) {
             s.bytes += b.len() as u64;

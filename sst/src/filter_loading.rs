@@ -18,6 +18,7 @@ use crate::filter::{
 use crate::handle::{BlockHandle, HandleOrder};
 use crate::metaindex;
 use crate::properties::TableProperties;
+use ribbon::format::Family;
 use std::borrow::Cow;
 
 const PREFIXES: [&str; 3] = [
@@ -28,8 +29,8 @@ const PREFIXES: [&str; 3] = [
 
 /// Reads the filter the metaindex names, with its metaindex name (or
 /// [`Filter::None`]). RocksDB looks up its configured policy's
-/// compatibility name; this reader takes the built-in one when present,
-/// else the first found.
+/// compatibility name; this reader takes the built-in family when present,
+/// else `rust.BalancedRibbon`, else the first found.
 pub fn read(
     fetch: &BlockFetcher<'_>,
     metaindex: &[(Vec<u8>, BlockHandle)],
@@ -48,6 +49,11 @@ pub fn read(
     let Some(name) = names
         .iter()
         .find(|n| *n == BUILTIN_COMPATIBILITY_NAME)
+        .or_else(|| {
+            names
+                .iter()
+                .find(|n| Family::from_compatibility_name(n).is_some())
+        })
         .or_else(|| names.first())
     else {
         return Ok((Filter::None, None));
@@ -62,18 +68,21 @@ pub fn read(
             read_block_based(fetch, handle, metaindex, props, budget)?
         } else if prefix == OBSOLETE_FILTER_PREFIX {
             Filter::Obsolete { handle }
-        } else if name != BUILTIN_COMPATIBILITY_NAME {
+        } else if let Some(family) = Family::from_compatibility_name(name) {
+            if partitioned {
+                read_partitioned(fetch, handle, props, family, budget)?
+            } else {
+                Filter::Full {
+                    handle,
+                    contents: read_filter_block(fetch, handle, budget)?,
+                    family,
+                }
+            }
+        } else {
             Filter::UnknownPolicy {
                 compatibility_name: name.clone(),
                 handle,
                 partitioned,
-            }
-        } else if partitioned {
-            read_partitioned(fetch, handle, props, budget)?
-        } else {
-            Filter::Full {
-                handle,
-                contents: read_filter_block(fetch, handle, budget)?,
             }
         };
         return Ok((filter, Some(block_name)));
@@ -146,6 +155,7 @@ fn read_partitioned(
     fetch: &BlockFetcher<'_>,
     index_handle: BlockHandle,
     props: &TableProperties,
+    family: Family,
     budget: &mut ReadBudget,
 ) -> Result<Filter, Error> {
     let kind = BlockKind::FilterPartitionIndex;
@@ -185,5 +195,6 @@ fn read_partitioned(
         index_handle,
         index_key_includes_seq: !props.index_key_is_user_key(),
         partitions,
+        family,
     })
 }

@@ -132,7 +132,9 @@ impl TableInfo {
                     }
                     bloom_cache_lines += u64::from(*num_lines);
                 }
-                FilterDescription::AlwaysFalse | FilterDescription::AlwaysTrue => {}
+                FilterDescription::AlwaysFalse
+                | FilterDescription::AlwaysTrue
+                | FilterDescription::BalancedRibbon { .. } => {}
             }
             // A Bloom estimate needs the entry count; Ribbon's does not.
             let fp = match (d, keys) {

@@ -23,7 +23,6 @@ pub use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK}
 use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
 pub use crate::verify::{FilterMiss, VerifyReport};
-use ribbon::format::FilterReader;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -395,7 +394,7 @@ impl SstFile {
     /// The batched path of [`SstFile::key_may_match_many_as`] for full and
     /// partitioned filters: each filter block's reader is made once, and
     /// its entries (whole keys or prefixes) are asked in one
-    /// [`FilterReader::may_match_many`] (hashes first, then the probes with
+    /// [`ribbon::format::FilterReader::may_match_many`] (hashes first, then the probes with
     /// their memory fetches overlapped, as RocksDB's MultiGet). A
     /// partitioned filter's keys are grouped by partition first. Same
     /// answers as asking key by key.
@@ -416,7 +415,7 @@ impl SstFile {
         }
         match &self.filter {
             Filter::Full { contents, .. } => {
-                let reader = FilterReader::new(contents);
+                let reader = self.filter.block_reader(contents);
                 if ctx.whole_key_filtering {
                     return reader.may_match_many(keys);
                 }
@@ -475,7 +474,7 @@ impl SstFile {
                             asked.push(i);
                         }
                     }
-                    let reader = FilterReader::new(&partition.contents);
+                    let reader = self.filter.block_reader(&partition.contents);
                     for (&i, answer) in asked.iter().zip(reader.may_match_many(&entries)) {
                         out[i] = answer;
                     }
@@ -559,6 +558,7 @@ impl SstFile {
 mod tests {
     use super::*;
     use crate::filter::Partition;
+    use ribbon::format::Family;
 
     /// The batch's partition choice is the per-key one, for internal and
     /// user-key separators, at, around and between separators, including
@@ -590,6 +590,7 @@ mod tests {
                     index_handle: handle,
                     index_key_includes_seq: internal,
                     partitions,
+                    family: Family::Builtin,
                 };
                 let cmp = Comparator::from_name(None);
                 let seek = PartitionSeek::new(&filter, cmp).expect("bytewise");
@@ -619,6 +620,7 @@ mod tests {
                 handle,
                 contents: Vec::new(),
             }],
+            family: Family::Builtin,
         };
         assert!(
             PartitionSeek::new(&filter, reverse).is_none(),

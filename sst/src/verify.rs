@@ -17,6 +17,7 @@ use crate::key;
 use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK};
 use crate::properties::PROPERTIES_BLOCK;
 use crate::table::SstFile;
+use ribbon::format::Family;
 
 /// Misses kept in a [`VerifyReport`] (all are counted).
 const MISSES_KEPT: usize = 100;
@@ -219,12 +220,47 @@ impl SstFile {
             .unwrap_or(0)
     }
 
+    /// Parses every Balanced Ribbon block of a `rust.BalancedRibbon`
+    /// filter with its checksum.
+    fn verify_balanced_blocks(&self) -> Result<(), Error> {
+        let blocks: Vec<(BlockHandle, &[u8])> = match self.filter() {
+            Filter::Full {
+                handle,
+                contents,
+                family: Family::BalancedRibbon,
+            } => vec![(*handle, contents.as_slice())],
+            Filter::Partitioned {
+                partitions,
+                family: Family::BalancedRibbon,
+                ..
+            } => partitions
+                .iter()
+                .map(|p| (p.handle, p.contents.as_slice()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (handle, contents) in blocks {
+            if let Some(Err(e)) = ribbon::balanced_policy::parse_block(contents, true) {
+                return Err(Error::BadBlock {
+                    block: BlockKind::Filter,
+                    offset: handle.offset,
+                    what: format!("rust.BalancedRibbon filter: {e}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that every key in the data blocks passes the filter the way
     /// `Get` checks it: the whole key (when the table filters whole keys)
     /// and its prefix (when the table has a prefix extractor this reader
     /// reproduces and the key is in its domain). A filter never has false
     /// negatives, so any miss means a corrupt filter or a reader bug.
+    ///
+    /// A `rust.BalancedRibbon` filter's Balanced blocks are first checked
+    /// whole, their own checksum included ([`Error::BadBlock`]).
     pub fn verify_filter(&self) -> Result<VerifyReport, Error> {
+        self.verify_balanced_blocks()?;
         let mut report = VerifyReport::default();
         let ts = self.comparator().timestamp_size;
         let cmp = self.comparator();

@@ -463,3 +463,423 @@ pub fn round_trip(s: &Scenario) -> Outcome {
         stats: *first,
     }
 }
+
+/// The round trip of any filter policy id, a plugin's included:
+/// [`policy::round_trip_policy`] (used by `tests/bridge_round_trip.rs`).
+pub mod policy {
+    use super::{absent, key};
+    use rocksdb::statistics::Ticker;
+    use rocksdb::{Cache, ColumnFamilyDescriptor, Env, Options, DB, DEFAULT_COLUMN_FAMILY_NAME};
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Arc;
+
+    /// What a stock RocksDB reader (no plugin configured) does with files
+    /// the policy wrote.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Degradation {
+        /// A policy of its own family (compatibility name): RocksDB's native
+        /// `ribbonfilter:10` must not use its filters at all
+        /// (`BloomFilterUseful` and `BloomFilterFullPositive` stay 0).
+        NoFilterUsed,
+        /// A `rust.*` policy of RocksDB's built-in family: the native policy
+        /// reads its filters, as useful as the policy itself.
+        NativeReads,
+    }
+
+    /// Keys written by each fill.
+    pub const KEYS: u64 = 20_000;
+
+    /// The fraction of absent-key reads a filter ruled out, per phase.
+    #[derive(Clone, Debug, Default)]
+    pub struct Fractions(pub Vec<(String, f64)>);
+
+    impl Fractions {
+        /// The smallest fraction seen.
+        pub fn min(&self) -> f64 {
+            self.0.iter().map(|(_, f)| *f).fold(f64::INFINITY, f64::min)
+        }
+    }
+
+    /// Options from an options string naming `policy` (empty: no filter);
+    /// `partitioned` adds partitioned filters (`kTwoLevelIndexSearch`,
+    /// `metadata_block_size=256`). Statistics on.
+    pub fn options_from_string(policy: &str, partitioned: bool) -> Options {
+        let table = if partitioned {
+            "partition_filters=true;index_type=kTwoLevelIndexSearch;metadata_block_size=256;"
+        } else {
+            ""
+        };
+        let filter = if policy.is_empty() {
+            "filter_policy=nullptr".to_string()
+        } else {
+            format!("filter_policy={policy}")
+        };
+        let s = format!(
+            "create_if_missing=true;disable_auto_compactions=true;write_buffer_size=67108864;\
+             block_based_table_factory={{format_version=7;{table}{filter}}}"
+        );
+        let mut opts = Options::default()
+            .get_options_from_string(&s)
+            .unwrap_or_else(|e| panic!("options string {s:?}: {e}"));
+        opts.enable_statistics();
+        opts
+    }
+
+    /// Opens `dir` with `opts` for the DB and the default column family
+    /// (which then has a handle for the batched MultiGet).
+    pub fn open(opts: &Options, dir: &Path) -> DB {
+        let cf = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
+        DB::open_cf_descriptors(opts, dir, vec![cf]).unwrap()
+    }
+
+    /// Writes keys `0..KEYS` in four flushes, then compacts everything into
+    /// one sorted run.
+    pub fn fill(db: &DB) {
+        for i in 0..KEYS {
+            db.put(key(i), i.to_le_bytes()).unwrap();
+            if (i + 1) % (KEYS / 4) == 0 {
+                db.flush().unwrap();
+            }
+        }
+        db.compact_range::<&[u8], &[u8]>(None, None);
+    }
+
+    /// Filter statistics of one [`check`].
+    #[derive(Clone, Copy, Debug)]
+    pub struct Reads {
+        /// Absent-key Gets and MultiGet keys issued (each).
+        pub absent: u64,
+        /// `BloomFilterUseful` over the absent-key Gets, then MultiGets.
+        pub useful_get: u64,
+        pub useful_multi_get: u64,
+        /// `BloomFilterFullPositive` over all reads.
+        pub full_positive: u64,
+    }
+
+    impl Reads {
+        /// The smaller of the Get and MultiGet useful fractions.
+        pub fn useful_fraction(&self) -> f64 {
+            self.useful_get.min(self.useful_multi_get) as f64 / self.absent as f64
+        }
+    }
+
+    /// Every key of `0..n` is found by Get and by batched MultiGet; 20,000
+    /// absent keys (inside the key range) are not found, by Get, then by
+    /// MultiGet. `opts`: the options holding the DB's statistics.
+    pub fn check(db: &DB, opts: &Options, n: u64, what: &str) -> Reads {
+        let cf = db.cf_handle(DEFAULT_COLUMN_FAMILY_NAME).unwrap();
+        let useful = || opts.get_ticker_count(Ticker::BloomFilterUseful);
+        let positive0 = opts.get_ticker_count(Ticker::BloomFilterFullPositive);
+        for i in 0..n {
+            assert!(db.get(key(i)).unwrap().is_some(), "{what}: Get lost key {i}");
+        }
+        let present: Vec<Vec<u8>> = (0..n).map(key).collect();
+        for chunk in present.chunks(64) {
+            for r in db.batched_multi_get_cf(cf, chunk, false) {
+                assert!(r.unwrap().is_some(), "{what}: MultiGet lost a key");
+            }
+        }
+        const ABSENT: u64 = 20_000;
+        let before = useful();
+        for i in 0..ABSENT {
+            assert!(db.get(absent(i)).unwrap().is_none(), "{what}: absent key found");
+        }
+        let useful_get = useful() - before;
+        let absent_keys: Vec<Vec<u8>> = (ABSENT..2 * ABSENT).map(absent).collect();
+        let before = useful();
+        for chunk in absent_keys.chunks(64) {
+            for r in db.batched_multi_get_cf(cf, chunk, false) {
+                assert!(r.unwrap().is_none(), "{what}: absent key found");
+            }
+        }
+        Reads {
+            absent: ABSENT,
+            useful_get,
+            useful_multi_get: useful() - before,
+            full_positive: opts.get_ticker_count(Ticker::BloomFilterFullPositive) - positive0,
+        }
+    }
+
+    /// [`check`], and the filters ruled out at least `min` of the absent
+    /// keys; records the fraction under `what`.
+    fn check_useful(db: &DB, opts: &Options, n: u64, min: f64, what: &str, out: &mut Fractions) {
+        let reads = check(db, opts, n, what);
+        let f = reads.useful_fraction();
+        assert!(
+            f >= min,
+            "{what}: filters ruled out only {f:.4} of absent keys ({reads:?}), want {min}"
+        );
+        out.0.push((what.to_string(), f));
+    }
+
+    /// The text of the newest OPTIONS file in `dir`.
+    pub fn options_file(dir: &Path) -> String {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+            .collect();
+        files.sort_by_key(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name["OPTIONS-".len()..].parse::<u64>().unwrap_or(0)
+        });
+        std::fs::read_to_string(files.last().expect("an OPTIONS file")).unwrap()
+    }
+
+    /// The SST files of `dir`, sorted by name (oldest first).
+    pub fn sst_files(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// The options of `dir`'s newest OPTIONS file, with statistics on, and
+    /// the database opened with them alone.
+    pub fn reopen_from_options_file(dir: &Path) -> (DB, Options) {
+        let (mut loaded, cfs) =
+            Options::load_latest(dir, Env::new().unwrap(), false, Cache::new_lru_cache(8 << 20)).unwrap();
+        loaded.enable_statistics();
+        let db = DB::open_cf_descriptors(&loaded, dir, cfs).unwrap();
+        (db, loaded)
+    }
+
+    /// The `rocksdb.filter.policy` property (the writing policy's name) of
+    /// every SST file in `dir`.
+    pub fn policy_names(dir: &Path) -> Vec<String> {
+        sst_files(dir)
+            .into_iter()
+            .map(|p| {
+                let sst = ribbon_sst::SstFile::open(&p).unwrap();
+                sst.properties()
+                    .filter_policy()
+                    .unwrap_or_else(|| panic!("{p:?} records no filter policy"))
+            })
+            .collect()
+    }
+
+    /// The metaindex name of every SST file's filter in `dir`, and its
+    /// number of filter partitions where the pure-Rust SST reader reads
+    /// them (the families it knows: RocksDB's built-in one and
+    /// `rust.BalancedRibbon`; `None` for others).
+    fn partitions(dir: &Path) -> Vec<(String, Option<usize>)> {
+        sst_files(dir)
+            .into_iter()
+            .map(|p| {
+                let sst = ribbon_sst::SstFile::open(&p).unwrap();
+                let name = sst.filter_block_name().unwrap_or("").to_string();
+                let blocks = match sst.filter() {
+                    ribbon_sst::Filter::UnknownPolicy { .. } => None,
+                    f => Some(f.blocks().len()),
+                };
+                (name, blocks)
+            })
+            .collect()
+    }
+
+    /// One thread writes keys `KEYS..`, flushing and compacting in a loop,
+    /// while 8 threads Get and MultiGet keys `0..KEYS` (written before);
+    /// every read finds its key.
+    fn reads_during_compactions(db: Arc<DB>, what: &str) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..8u64)
+            .map(|t| {
+                let (db, stop, what) = (db.clone(), stop.clone(), what.to_string());
+                std::thread::spawn(move || {
+                    let cf = db.cf_handle(DEFAULT_COLUMN_FAMILY_NAME).unwrap();
+                    let mut rounds = 0u64;
+                    while !stop.load(Relaxed) || rounds < 3 {
+                        let start = (t * 7919 + rounds * 104_729) % KEYS;
+                        for i in start..start + 300 {
+                            assert!(
+                                db.get(key(i % KEYS)).unwrap().is_some(),
+                                "{what}: thread {t}: Get lost a key"
+                            );
+                        }
+                        let batch: Vec<Vec<u8>> = (start..start + 64).map(|i| key(i % KEYS)).collect();
+                        for r in db.batched_multi_get_cf(cf, &batch, false) {
+                            assert!(r.unwrap().is_some(), "{what}: thread {t}: MultiGet lost a key");
+                        }
+                        rounds += 1;
+                    }
+                    rounds
+                })
+            })
+            .collect();
+        for round in 0..4 {
+            for i in 0..10_000 {
+                db.put(key(KEYS + round * 10_000 + i), b"w").unwrap();
+                if i % 2500 == 2499 {
+                    db.flush().unwrap();
+                }
+            }
+            db.compact_range::<&[u8], &[u8]>(None, None);
+        }
+        stop.store(true, Relaxed);
+        for r in readers {
+            assert!(r.join().expect("a reader thread panicked") >= 3);
+        }
+    }
+
+    /// Proves, for the RocksDB filter policy id `policy` (registered
+    /// beforehand, when it is a plugin's):
+    ///
+    /// * (a) options from an options string naming it select it;
+    /// * (b) after 20,000 keys in four flushes and a full compaction, every
+    ///   key is found by Get and batched MultiGet, and the filters rule out
+    ///   at least `min_useful` of the absent keys read by each
+    ///   (`BloomFilterUseful`);
+    /// * (c) the OPTIONS file names it, and the options
+    ///   `Options::load_latest` gives alone reopen the DB with it: (b) again;
+    /// * (d) with partitioned filters (several partitions per file): (b);
+    /// * (e) 8 threads Get and MultiGet written keys while one thread
+    ///   writes, flushes and compacts: every read finds its key;
+    /// * (f) the DB reopened with stock `ribbonfilter:10`: every key found,
+    ///   and per `degradation` no filter used or the filters as useful; and
+    ///   with no filter policy: every key found, no filter used.
+    ///
+    /// Returns the useful fractions measured.
+    pub fn round_trip_policy(policy: &str, min_useful: f64, degradation: Degradation) -> Fractions {
+        rocks_bridge::register();
+        let mut out = Fractions::default();
+        // (a)
+        let opts = options_from_string(policy, false);
+        let id = rocks_bridge::filter_policy_id(&opts)
+            .unwrap_or_else(|| panic!("{policy}: the options string set no filter policy"));
+        let expected = rocks_bridge::canonical_id(policy).unwrap_or_else(|| policy.to_string());
+        assert_eq!(
+            id, expected,
+            "{policy}: the options string selected another policy"
+        );
+        // (b)
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = open(&opts, dir.path());
+            fill(&db);
+            check_useful(
+                &db,
+                &opts,
+                KEYS,
+                min_useful,
+                &format!("{policy}: written"),
+                &mut out,
+            );
+        }
+        // RocksDB records the writing policy's name in each file.
+        let written_by = policy_names(dir.path());
+        assert!(
+            !written_by.is_empty(),
+            "{policy}: no file records a filter policy"
+        );
+        // (c)
+        let text = options_file(dir.path());
+        assert!(
+            text.contains(&format!("filter_policy={id}\n"))
+                || text.contains(&format!("filter_policy={{id={id};")),
+            "{policy}: the OPTIONS file does not name {id}:\n{text}"
+        );
+        {
+            let (db, loaded) = reopen_from_options_file(dir.path());
+            check_useful(
+                &db,
+                &loaded,
+                KEYS,
+                min_useful,
+                &format!("{policy}: reopened from OPTIONS"),
+                &mut out,
+            );
+            // The loaded policy also builds: rewrite every key into new files.
+            fill(&db);
+            let rewritten = policy_names(dir.path());
+            assert!(
+                !rewritten.is_empty() && rewritten.iter().all(|n| written_by.contains(n)),
+                "{policy}: files written after reopening name {rewritten:?}, before {written_by:?}"
+            );
+            check_useful(
+                &db,
+                &loaded,
+                KEYS,
+                min_useful,
+                &format!("{policy}: rewritten after reopening"),
+                &mut out,
+            );
+        }
+        // (d)
+        {
+            let pdir = tempfile::tempdir().unwrap();
+            drop({
+                let db = open(&options_from_string(policy, true), pdir.path());
+                fill(&db);
+                db
+            });
+            let parts = partitions(pdir.path());
+            assert!(
+                parts.len() == 1
+                    && parts[0].0.starts_with("partitionedfilter.")
+                    && parts[0].1.is_none_or(|n| n >= 4),
+                "{policy}: filters (metaindex name, partitions) {parts:?}"
+            );
+            // Reopened, RocksDB loads each partition of the one file into the
+            // block cache once (as the table opens or as reads need it).
+            let popts = options_from_string(policy, true);
+            let db = open(&popts, pdir.path());
+            check_useful(
+                &db,
+                &popts,
+                KEYS,
+                min_useful,
+                &format!("{policy}: partitioned"),
+                &mut out,
+            );
+            let loaded = popts.get_ticker_count(Ticker::BlockCacheFilterAdd);
+            assert!(
+                loaded >= parts[0].1.unwrap_or(4) as u64,
+                "{policy}: {loaded} filter blocks loaded, partitions {parts:?}"
+            );
+        }
+        // (e)
+        {
+            let cdir = tempfile::tempdir().unwrap();
+            let db = Arc::new(open(&opts, cdir.path()));
+            fill(&db);
+            reads_during_compactions(db.clone(), policy);
+            check(
+                &db,
+                &opts,
+                KEYS + 40_000,
+                &format!("{policy}: after concurrent compactions"),
+            );
+        }
+        // (f)
+        let native = options_from_string("ribbonfilter:10", false);
+        {
+            let db = open(&native, dir.path());
+            let what = format!("{policy}: read by ribbonfilter:10");
+            match degradation {
+                Degradation::NoFilterUsed => {
+                    let r = check(&db, &native, KEYS, &what);
+                    assert_eq!(
+                        (r.useful_get, r.useful_multi_get, r.full_positive),
+                        (0, 0, 0),
+                        "{what}: {r:?}"
+                    );
+                }
+                Degradation::NativeReads => check_useful(&db, &native, KEYS, min_useful, &what, &mut out),
+            }
+        }
+        let none = options_from_string("", false);
+        assert_eq!(rocks_bridge::filter_policy_id(&none), None);
+        let db = open(&none, dir.path());
+        let r = check(&db, &none, KEYS, &format!("{policy}: read without a filter"));
+        assert_eq!(
+            (r.useful_get, r.useful_multi_get, r.full_positive),
+            (0, 0, 0),
+            "{policy}: no filter: {r:?}"
+        );
+        out
+    }
+}

@@ -37,6 +37,17 @@ impl Ribbon {
         Self::build(&mut hashes.to_vec(), config)
     }
 
+    /// As [`Ribbon::from_hashes`], but bands the caller's hashes where they
+    /// are, reordering them, instead of copying them: the peak memory of
+    /// construction is then the filter and its banding, for a caller that
+    /// no longer needs the hashes' order (a table's filter builder).
+    ///
+    /// Errors: as [`Ribbon::from_keys`].
+    pub fn from_hashes_reordering(hashes: &mut [u64], config: &Config) -> Result<Self, Error> {
+        config.validate()?;
+        Self::build(hashes, config)
+    }
+
     /// Builds from hashes it may reorder (a valid `config`).
     fn build(hashes: &mut [u64], config: &Config) -> Result<Self, Error> {
         dispatch(config.shape()?, Build { config, hashes })
