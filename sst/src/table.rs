@@ -23,6 +23,7 @@ pub use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK}
 use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
 pub use crate::verify::{FilterMiss, VerifyReport};
+use ribbon::format::FilterReader;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -31,9 +32,10 @@ use std::sync::Arc;
 /// split once into user key and footer, and each key is placed by a binary
 /// search with no allocation (the per-key path builds the lookup key).
 struct PartitionSeek<'a> {
-    /// Each partition's separator as (user key, footer); the whole
-    /// separator and 0 when separators are user keys.
-    separators: Vec<(&'a [u8], u64)>,
+    /// Each partition's separator as (the user key's first 8 bytes as a
+    /// big-endian number, user key, footer); the whole separator and
+    /// footer 0 when separators are user keys.
+    separators: Vec<(u64, &'a [u8], u64)>,
     /// Whether separators are internal keys (with a footer).
     internal: bool,
     /// The footer of the lookup key `Get` seeks with.
@@ -64,19 +66,20 @@ impl<'a> PartitionSeek<'a> {
             return None;
         }
         let internal = *index_key_includes_seq;
-        let separators: Vec<(&[u8], u64)> = partitions
+        let separators: Vec<(u64, &[u8], u64)> = partitions
             .iter()
             .map(|p| {
-                if internal {
+                let (user, footer) = if internal {
                     crate::key::split_internal(&p.separator)
                 } else {
                     (p.separator.as_slice(), 0)
-                }
+                };
+                (prefix8(user), user, footer)
             })
             .collect();
         let by_first_byte = (0..=256usize)
             .map(|b| {
-                separators.partition_point(|&(user, _)| match user.first() {
+                separators.partition_point(|&(_, user, _)| match user.first() {
                     None => true,
                     Some(&first) => usize::from(first) < b,
                 })
@@ -105,14 +108,32 @@ impl<'a> PartitionSeek<'a> {
             ),
             None => (0, self.separators.len()),
         };
+        // The first 8 bytes decide unless they are equal (zero-padded: a
+        // strictly smaller prefix number is a strictly smaller key).
+        let key_prefix = prefix8(user_key);
         let i = lo
-            + self.separators[lo..hi].partition_point(|&(user, footer)| match user.cmp(user_key) {
-                core::cmp::Ordering::Less => true,
-                core::cmp::Ordering::Equal => self.internal && self.lookup_footer < footer,
-                core::cmp::Ordering::Greater => false,
+            + self.separators[lo..hi].partition_point(|&(prefix, user, footer)| {
+                if prefix != key_prefix {
+                    return prefix < key_prefix;
+                }
+                match user.cmp(user_key) {
+                    core::cmp::Ordering::Less => true,
+                    core::cmp::Ordering::Equal => self.internal && self.lookup_footer < footer,
+                    core::cmp::Ordering::Greater => false,
+                }
             });
         i.min(self.separators.len() - 1)
     }
+}
+
+/// The first 8 bytes of `key` as a big-endian number, zero-padded: for
+/// two keys, a smaller number means a smaller key (bytewise); equal numbers
+/// decide nothing.
+fn prefix8(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// Which RocksDB's answers a query gives, where they differ (the
@@ -448,12 +469,19 @@ impl SstFile {
                 }
                 let mut next = first.clone();
                 let mut grouped = vec![0usize; first[partitions.len()]];
+                // With whole keys, each key is hashed once, in key order
+                // (its bytes read sequentially), into its group's place.
+                let mut grouped_hashes = vec![0u64; if ctx.whole_key_filtering { grouped.len() } else { 0 }];
                 for (i, p) in chosen.iter().enumerate() {
                     if let Some(p) = *p {
                         grouped[next[p]] = i;
+                        if let Some(h) = grouped_hashes.get_mut(next[p]) {
+                            *h = ribbon::hash::get_slice_hash64(keys[i].as_ref());
+                        }
                         next[p] += 1;
                     }
                 }
+                let mut answers = vec![false; grouped_hashes.len()];
                 let mut entries: Vec<&[u8]> = Vec::new();
                 let mut asked: Vec<usize> = Vec::new();
                 for (p, partition) in partitions.iter().enumerate() {
@@ -466,6 +494,17 @@ impl SstFile {
                         group.iter().for_each(|&i| out[i] = false);
                         continue;
                     }
+                    let reader = self.filter.block_reader(&partition.contents);
+                    // The legacy Bloom hashes keys its own way.
+                    if !grouped_hashes.is_empty() && !matches!(reader, FilterReader::LegacyBloom(_)) {
+                        let range = first[p]..first[p + 1];
+                        let answers = &mut answers[range.clone()];
+                        reader.may_match_many_hashes_into(&grouped_hashes[range], answers);
+                        for (&i, &answer) in group.iter().zip(answers.iter()) {
+                            out[i] = answer;
+                        }
+                        continue;
+                    }
                     entries.clear();
                     asked.clear();
                     for &i in group {
@@ -474,7 +513,6 @@ impl SstFile {
                             asked.push(i);
                         }
                     }
-                    let reader = self.filter.block_reader(&partition.contents);
                     for (&i, answer) in asked.iter().zip(reader.may_match_many(&entries)) {
                         out[i] = answer;
                     }
