@@ -574,6 +574,235 @@ impl<S: RibbonSettings> Banding<S> {
         }
     }
 
+    /// Adds every equation of `equations`, reporting to `observer`, with
+    /// three adds in flight at a time: each elimination step reads the
+    /// slot that the step before computed, so one add is a chain of
+    /// dependent loads, and independent chains overlap in the CPU
+    /// (Balanced Ribbon fills its shards to about 99 %, where these chains
+    /// are long). When one add ends, the next equation takes its place.
+    ///
+    /// Returns whether all were added. At the first failure it stops: the
+    /// failing equation and those not yet started are not added, and of
+    /// those in flight beside it some may have been (an add stores its row
+    /// only when it ends, and then completely). Every add that ended left
+    /// the storage as if the adds had been made one after the other in the
+    /// order in which they ended: a row is only ever stored at an empty
+    /// slot and never changed, so an add only meets rows that were there,
+    /// unchanged, in that sequential order too. `observer` sees the steps
+    /// of the adds in flight interleaved.
+    ///
+    /// Panics as [`Banding::add`].
+    #[inline(always)]
+    pub fn add_all_interleaved<I, O>(&mut self, equations: I, observer: &mut O) -> bool
+    where
+        I: IntoIterator<Item = Equation<S::CoeffRow>>,
+        O: BandingObserver<S::CoeffRow> + ?Sized,
+    {
+        let mut equations = equations.into_iter();
+        let (mut ia, mut cra, mut rra) = match self.next_row(&mut equations, observer) {
+            Ok(Some(row)) => row,
+            Ok(None) => return true,
+            Err(()) => return false,
+        };
+        let (mut ib, mut crb, mut rrb) = match self.next_row(&mut equations, observer) {
+            Ok(Some(row)) => row,
+            Ok(None) => return self.finish(ia, cra, rra, observer),
+            Err(()) => return false,
+        };
+        let (mut ic, mut crc, mut rrc) = match self.next_row(&mut equations, observer) {
+            Ok(Some(row)) => row,
+            Ok(None) => return self.finish(ia, cra, rra, observer) & self.finish(ib, crb, rrb, observer),
+            Err(()) => return false,
+        };
+        // One step of the add in flight in lane (`i`, `cr`, `rr`); when it
+        // ends, the next equation takes the lane, or, when there is none,
+        // the other two lanes are finished.
+        macro_rules! lane {
+            (($i:ident, $cr:ident, $rr:ident), ($i1:ident, $cr1:ident, $rr1:ident), ($i2:ident, $cr2:ident, $rr2:ident)) => {
+                // SAFETY: `prepare` (through `next_row`) established (P)
+                // for the row of every lane, every step that returns
+                // `None` keeps it for the row it stepped, and a store
+                // keeps (I), on which the other lanes' (P) does not depend.
+                match unsafe { self.step(&mut $i, &mut $cr, &mut $rr, observer) } {
+                    None => {}
+                    Some(false) => return false,
+                    Some(true) => match self.next_row(&mut equations, observer) {
+                        Ok(Some(row)) => ($i, $cr, $rr) = row,
+                        Ok(None) => {
+                            return self.finish($i1, $cr1, $rr1, observer)
+                                & self.finish($i2, $cr2, $rr2, observer)
+                        }
+                        Err(()) => return false,
+                    },
+                }
+            };
+        }
+        loop {
+            lane!((ia, cra, rra), (ib, crb, rrb), (ic, crc, rrc));
+            lane!((ib, crb, rrb), (ia, cra, rra), (ic, crc, rrc));
+            lane!((ic, crc, rrc), (ia, cra, rra), (ib, crb, rrb));
+        }
+    }
+
+    /// The next equation of `equations` to eliminate, prepared (see
+    /// `prepare`): `Ok(None)` when there is none left, `Err(())` when one
+    /// without coefficients contradicts (those that are `0 = 0` are
+    /// skipped, added).
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn next_row<O>(
+        &self,
+        equations: &mut impl Iterator<Item = Equation<S::CoeffRow>>,
+        observer: &mut O,
+    ) -> Result<Option<(usize, S::CoeffRow, u32)>, ()>
+    where
+        O: BandingObserver<S::CoeffRow> + ?Sized,
+    {
+        for eq in equations {
+            match self.prepare(eq, observer) {
+                Ok(row) => return Ok(Some(row)),
+                Err(true) => {}
+                Err(false) => return Err(()),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Ends an add from a row of which (P) holds (see `prepare`): steps
+    /// until it is stored or reduced to nothing.
+    #[inline(always)]
+    fn finish<O>(&mut self, mut i: usize, mut cr: S::CoeffRow, mut rr: u32, observer: &mut O) -> bool
+    where
+        O: BandingObserver<S::CoeffRow> + ?Sized,
+    {
+        loop {
+            // SAFETY: (P) holds on entry (the callers' contract, from
+            // `prepare`) and every step that returns `None` keeps it.
+            if let Some(added) = unsafe { self.step(&mut i, &mut cr, &mut rr, observer) } {
+                return added;
+            }
+        }
+    }
+
+    /// Starts an add: reports `eq` to `observer`, normalises its row so
+    /// that bit 0 is set, and checks its start. `Ok((slot, row, result))`:
+    /// eliminate from there; `Err(added)`: the equation had no coefficient
+    /// (it reads `0 = result_row`, added when that is 0).
+    ///
+    /// On `Ok`, property (P) holds: the row is not zero, its bit 0 is set,
+    /// and every set bit, at the slot returned, names a slot below
+    /// `num_slots`.
+    ///
+    /// Panics unless `eq.start < num_starts()` (when the row has a
+    /// coefficient).
+    #[inline(always)]
+    fn prepare<O>(
+        &self,
+        eq: Equation<S::CoeffRow>,
+        observer: &mut O,
+    ) -> Result<(usize, S::CoeffRow, u32), bool>
+    where
+        O: BandingObserver<S::CoeffRow> + ?Sized,
+    {
+        observer.begin(&eq);
+        let mut i = eq.start as usize;
+        let mut cr = eq.coeff_row;
+        let rr = eq.result_row;
+        // Normalise so that bit 0 is set at slot `i` (a settings-conforming
+        // first-coefficient-one row already is; checking keeps a row that is
+        // not from looping).
+        if !S::FIRST_COEFF_ALWAYS_ONE || cr & S::CoeffRow::ONE == S::CoeffRow::ZERO {
+            if cr == S::CoeffRow::ZERO {
+                // No coefficient at all: the equation reads 0 = rr.
+                observer.reduced_to_zero(rr);
+                return Err(rr == 0);
+            }
+            let tz = cr.trailing_zeros();
+            i += tz as usize;
+            cr = cr >> tz;
+        }
+        // Why (P) holds, and why every access of `step` is in bounds (the
+        // storage invariant (I) of `Banding`, and `num_slots =
+        // coeff_rows.len()`):
+        //
+        // 1. The assert (checked in every build) gives `start + w - 1 <=
+        //    num_starts - 1 + w - 1 = num_slots - 1`: every set bit of the
+        //    equation's row names a slot below `num_slots`. The
+        //    normalisation above only moved `i` to the lowest set bit and
+        //    shifted the row down by as much, so this still holds for `cr`
+        //    at `i` (P: `cr != 0`, bit 0 of `cr` is set, and every set bit
+        //    of `cr` at `i` names a slot below `num_slots`).
+        // 2. By (P) slot `i` itself is below `num_slots`: each access at `i`
+        //    is in bounds.
+        // 3. Storing `cr` at an empty slot `i` keeps (I), by (P).
+        // 4. Otherwise `cr ^= stored row at i`: both rows' set bits name
+        //    slots below `num_slots` ((P) and (I)), so the XOR's do too. If
+        //    it is zero the add ends; else shifting it down by its trailing
+        //    zeros moves `i` to its lowest set bit, a slot it names, and (P)
+        //    holds again.
+        //
+        // With `num_slots == 0`, `num_starts == 0` and the assert fails
+        // before any access. Result rows have `num_slots` entries unless
+        // homogeneous, where they are never touched.
+        assert!(eq.start < self.num_starts, "start out of range");
+        Ok((i, cr, rr))
+    }
+
+    /// One elimination step of row `cr` (result `rr`) at slot `*i`: stores
+    /// it when the slot is empty (`Some(true)`); otherwise XORs the stored
+    /// row in and either ends (`Some(rr == 0)`: no coefficient left, the
+    /// row was redundant or a contradiction) or moves `*i` to the lowest
+    /// set bit and shifts the row down (`None`: step again).
+    ///
+    /// # Safety
+    ///
+    /// (P) must hold for `(*i, *cr)` (see `prepare`, which establishes
+    /// it); it holds again when `None` is returned (step 4 there). Stores
+    /// keep the storage invariant (I) (step 3), so (P) of any other row
+    /// being added is unaffected.
+    #[inline(always)]
+    unsafe fn step<O>(
+        &mut self,
+        i: &mut usize,
+        cr: &mut S::CoeffRow,
+        rr: &mut u32,
+        observer: &mut O,
+    ) -> Option<bool>
+    where
+        O: BandingObserver<S::CoeffRow> + ?Sized,
+    {
+        let homogeneous = S::HOMOGENEOUS;
+        debug_assert!(*i < self.coeff_rows.len());
+        // SAFETY: `*i < num_slots == coeff_rows.len()` by (P) (step 2).
+        let cr_at_i = unsafe { *self.coeff_rows.get_unchecked(*i) };
+        if cr_at_i == S::CoeffRow::ZERO {
+            // SAFETY: `*i < num_slots` (step 2); `result_rows` has
+            // `num_slots` entries when not homogeneous.
+            unsafe {
+                *self.coeff_rows.get_unchecked_mut(*i) = *cr;
+                if !homogeneous {
+                    *self.result_rows.get_unchecked_mut(*i) = *rr;
+                }
+            }
+            observer.store(*i as u32, *cr, *rr);
+            return Some(true);
+        }
+        *cr ^= cr_at_i;
+        if !homogeneous {
+            // SAFETY: as above.
+            *rr ^= unsafe { *self.result_rows.get_unchecked(*i) };
+        }
+        observer.eliminate(*i as u32, *cr, *rr);
+        if *cr == S::CoeffRow::ZERO {
+            observer.reduced_to_zero(*rr);
+            return Some(*rr == 0);
+        }
+        let tz = cr.trailing_zeros();
+        *i += tz as usize;
+        *cr = *cr >> tz;
+        None
+    }
+
     /// Adds every equation, stopping at the first failure. Returns whether all
     /// were added. Equivalent to RocksDB's `BandingAddRange` without
     /// backtracking: after a failure the storage is unusable until `reset`.
@@ -712,6 +941,78 @@ mod tests {
         edge_rows::<Settings<SmallRow<12>, true, false, false>>();
         edge_rows::<Settings<SmallRow<12>, false, true, true>>();
         edge_rows::<Settings<SmallRow<32>, false, false, false>>();
+    }
+
+    /// `add_all_interleaved` agrees with one add at a time: whether every
+    /// equation fits, and when they do, the same solution (it depends only
+    /// on the equations kept); with 1 to 7 equations (fewer than the
+    /// lanes, and tails), rows without coefficients (redundant and
+    /// contradicting), the band's last start, and loads up to overfull.
+    fn interleaved_matches_sequential<S: RibbonSettings>() {
+        let w = S::CoeffRow::BITS;
+        for (case, &(n, num_slots)) in [
+            (1usize, 3 * w),
+            (2, 3 * w),
+            (3, 3 * w),
+            (7, 3 * w),
+            (200, 4 * w + 200),
+            (400, 420),
+            (400, 400),
+            (500, 450),
+        ]
+        .iter()
+        .enumerate()
+        {
+            for seed in 0..6u64 {
+                let mut one = Banding::<S>::new();
+                one.reset(num_slots);
+                let mut eqs = equations::<S::CoeffRow>(n, one.num_starts(), seed * 31 + case as u64);
+                if seed % 2 == 1 {
+                    // A row without coefficients: `0 = 0` is redundant,
+                    // `0 = 1` contradicts (unless homogeneous).
+                    let i = (seed as usize * 7) % n;
+                    eqs[i].coeff_row = S::CoeffRow::ZERO;
+                    eqs[i].result_row = if S::HOMOGENEOUS { 0 } else { (seed as u32 / 2) & 1 };
+                }
+                if n > 1 {
+                    // The last start, reaching the last slot.
+                    eqs[n - 1].start = one.num_starts() - 1;
+                }
+                let mut interleaved = Banding::<S>::new();
+                interleaved.reset(num_slots);
+                let sequential = one.add_all(eqs.iter().copied());
+                let mut count = CountStores(0);
+                assert_eq!(
+                    interleaved.add_all_interleaved(eqs.iter().copied(), &mut count),
+                    sequential,
+                    "n {n} slots {num_slots} seed {seed}"
+                );
+                if sequential {
+                    assert_eq!(count.0, one.occupied_count());
+                    assert_eq!(interleaved.occupied_count(), one.occupied_count());
+                    assert_eq!(simple_back_subst(&interleaved, 32), simple_back_subst(&one, 32));
+                }
+            }
+        }
+    }
+
+    /// Counts the rows stored.
+    struct CountStores(u32);
+
+    impl<C: CoeffRow> BandingObserver<C> for CountStores {
+        fn store(&mut self, _slot: u32, _coeff_row: C, _result_row: u32) {
+            self.0 += 1;
+        }
+    }
+
+    #[test]
+    fn interleaved_adds_match_one_at_a_time() {
+        interleaved_matches_sequential::<W32>();
+        interleaved_matches_sequential::<Settings<u64, true, false, false>>();
+        interleaved_matches_sequential::<Settings<u64, false, false, false>>();
+        interleaved_matches_sequential::<W64Homogeneous>();
+        interleaved_matches_sequential::<Standard128>();
+        interleaved_matches_sequential::<Settings<SmallRow<12>, false, false, false>>();
     }
 
     /// A deterministic stream of equations for `num_starts` starts.

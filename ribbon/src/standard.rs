@@ -30,6 +30,19 @@ const TO_RAW_SEED_FACTOR: u64 = 0xc782_19a2_3eea_dd03;
 const FROM_RAW_SEED_FACTOR: u64 = 0xfe1a_137d_14b4_75ab;
 const REHASH_FACTOR: u64 = 0x6193_d459_236a_3a0d;
 
+/// The inverse of [`REHASH_FACTOR`] modulo 2^64 (it is odd), by Newton's
+/// iteration: each step doubles the correct low bits.
+const REHASH_INVERSE: u64 = {
+    let mut inv = REHASH_FACTOR;
+    let mut i = 0;
+    while i < 6 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(REHASH_FACTOR.wrapping_mul(inv)));
+        i += 1;
+    }
+    inv
+};
+const _: () = assert!(REHASH_FACTOR.wrapping_mul(REHASH_INVERSE) == 1);
+
 /// The raw seed for an ordinal seed (bijective on `u32`).
 #[inline]
 pub fn raw_seed_from_ordinal(ordinal: u32) -> u32 {
@@ -72,6 +85,14 @@ impl<S: RibbonSettings> Hasher<S> {
     #[inline(always)]
     pub fn hash(&self, key_hash: u64) -> u64 {
         (key_hash ^ u64::from(self.raw_seed)).wrapping_mul(REHASH_FACTOR)
+    }
+
+    /// The key hash [`hash`](Self::hash) was given: `unhash(hash(k)) == k`
+    /// (the rehash is a bijection), for builders that rehash in place and
+    /// must give the caller's hashes back when a seed fails.
+    #[inline(always)]
+    pub fn unhash(&self, h: u64) -> u64 {
+        h.wrapping_mul(REHASH_INVERSE) ^ u64::from(self.raw_seed)
     }
 
     /// The start slot in `0..num_starts`. Precondition: `num_starts > 0`.
@@ -210,6 +231,18 @@ pub fn band_with_seeds<S: RibbonSettings>(
 mod tests {
     use super::*;
     use crate::alg::Standard128;
+
+    #[test]
+    fn unhash_inverts_hash_for_every_seed() {
+        for seed in [0u32, 1, 7, 64, 255] {
+            let hasher = Hasher::<Standard128>::with_ordinal_seed(seed);
+            let mut k = 0x0123_4567_89ab_cdefu64;
+            for _ in 0..1000 {
+                assert_eq!(hasher.unhash(hasher.hash(k)), k);
+                k = k.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(seed.into());
+            }
+        }
+    }
 
     #[test]
     fn seed_scramble_is_bijective_on_samples() {

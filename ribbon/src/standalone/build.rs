@@ -21,8 +21,8 @@ impl Ribbon {
         I::Item: AsRef<[u8]>,
     {
         config.validate()?;
-        let mut hashes: Vec<u64> = keys.into_iter().map(|k| get_slice_hash64(k.as_ref())).collect();
-        Self::build(&mut hashes, config)
+        let hashes: Vec<u64> = keys.into_iter().map(|k| get_slice_hash64(k.as_ref())).collect();
+        Self::build(hashes, config)
     }
 
     /// Builds a filter of keys given as 64-bit hashes (query them with
@@ -34,22 +34,23 @@ impl Ribbon {
     /// Errors: as [`Ribbon::from_keys`].
     pub fn from_hashes(hashes: &[u64], config: &Config) -> Result<Self, Error> {
         config.validate()?;
-        Self::build(&mut hashes.to_vec(), config)
+        Self::build(hashes.to_vec(), config)
     }
 
-    /// As [`Ribbon::from_hashes`], but bands the caller's hashes where they
-    /// are, reordering them, instead of copying them: the peak memory of
-    /// construction is then the filter and its banding, for a caller that
-    /// no longer needs the hashes' order (a table's filter builder).
+    /// As [`Ribbon::from_hashes`], but takes the hashes instead of copying
+    /// them, and frees them as soon as construction no longer needs them
+    /// (a Balanced filter: before its banding is allocated), for a caller
+    /// that has no other use for them (a table's filter builder): the peak
+    /// memory of construction then holds one copy of the hashes.
     ///
     /// Errors: as [`Ribbon::from_keys`].
-    pub fn from_hashes_reordering(hashes: &mut [u64], config: &Config) -> Result<Self, Error> {
+    pub fn from_hash_vec(hashes: Vec<u64>, config: &Config) -> Result<Self, Error> {
         config.validate()?;
         Self::build(hashes, config)
     }
 
-    /// Builds from hashes it may reorder (a valid `config`).
-    fn build(hashes: &mut [u64], config: &Config) -> Result<Self, Error> {
+    /// Builds from hashes it owns (a valid `config`).
+    fn build(hashes: Vec<u64>, config: &Config) -> Result<Self, Error> {
         dispatch(config.shape()?, Build { config, hashes })
     }
 }
@@ -57,7 +58,7 @@ impl Ribbon {
 /// Builds the filter for the settings type `S` of a (valid) configuration.
 struct Build<'a> {
     config: &'a Config,
-    hashes: &'a mut [u64],
+    hashes: Vec<u64>,
 }
 
 impl Visitor for Build<'_> {
@@ -67,7 +68,7 @@ impl Visitor for Build<'_> {
         QueryState<S>: Into<Engine>,
         BalancedState<S>: Into<Engine>,
     {
-        let Build { config, hashes } = self;
+        let Build { config, mut hashes } = self;
         if config.balanced && !hashes.is_empty() {
             return build_balanced::<S>(config, hashes);
         }
@@ -83,7 +84,7 @@ impl Visitor for Build<'_> {
         } else {
             let max_seeds = if S::HOMOGENEOUS { 1 } else { config.max_seeds };
             let (found, banding) =
-                band::<S>(hashes, plan.num_slots, config.seed, max_seeds).map_err(|tried| {
+                band::<S>(&mut hashes, plan.num_slots, config.seed, max_seeds).map_err(|tried| {
                     Error::ConstructionFailed {
                         num_keys,
                         num_slots: plan.num_slots,
@@ -121,7 +122,7 @@ impl Visitor for Build<'_> {
 
 /// Builds a Balanced filter of `hashes` (at least one) for the settings
 /// type `S` of a valid, Balanced `config`.
-fn build_balanced<S: RibbonSettings>(config: &Config, hashes: &[u64]) -> Result<Ribbon, Error>
+fn build_balanced<S: RibbonSettings>(config: &Config, hashes: Vec<u64>) -> Result<Ribbon, Error>
 where
     BalancedState<S>: Into<Engine>,
 {

@@ -158,6 +158,7 @@ impl Header {
     }
 
     /// Bytes before the solution.
+    #[inline]
     pub(crate) fn header_len(&self) -> usize {
         if self.balanced.is_some() {
             BALANCED_HEADER_LEN
@@ -168,11 +169,13 @@ impl Header {
 
     /// Bytes of Balanced Ribbon's metadata: masks and level sizes (0
     /// otherwise).
+    #[inline]
     pub(crate) fn thresholds_len(&self) -> usize {
         self.balanced.as_ref().map_or(0, metadata_len)
     }
 
     /// Where the payload (solution, then thresholds) lies in the file.
+    #[inline]
     pub(crate) fn payload_range(&self) -> core::ops::Range<usize> {
         let start = self.header_len();
         start..start + self.solution_len + self.thresholds_len()

@@ -4,7 +4,8 @@
 //! level, and the last shard sized for what is left.
 
 use super::{bucket, mix, Geometry, BUCKETS, KEEP_ALL, MAX_SHARD_BITS};
-use crate::alg::{Banding, BandingObserver, CoeffRow, Equation, RibbonSettings};
+use crate::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
+use crate::math::fast_range32;
 use crate::solution;
 use crate::standard::Hasher;
 
@@ -111,8 +112,12 @@ enum SeedFailure {
 /// shard's `k` keys (a Standard Ribbon's sizing), `max_slots` the most
 /// slots a filter may have. Returns the banded filter, or the number of
 /// seeds tried (`Err(None)`: too many slots).
+///
+/// Memory: the first seed groups the seeded hashes by shard into a new
+/// buffer and frees `hashes` before the banding is allocated, so the peak
+/// holds one copy of the hashes; later seeds regroup that buffer in place.
 pub(crate) fn band<S: RibbonSettings>(
-    hashes: &[u64],
+    hashes: Vec<u64>,
     plan: &ShardPlan,
     first_seed: u32,
     max_seeds: u32,
@@ -127,23 +132,33 @@ pub(crate) fn band<S: RibbonSettings>(
     let expected = (n as f64 * (1.0 + plan.overhead) * 1.002) as u64;
     let mut allocated = expected + last_shard_slots(2 * (n / s).max(1)) + 2 * w;
     let mut banding = Banding::<S>::new();
-    let mut by_shard = vec![0u64; hashes.len()];
+    let mut source = Some(hashes);
+    let mut by_shard = Vec::new();
     let tries = max_seeds.max(1);
     let mut attempt = 0;
     while attempt < tries {
         let seed = first_seed.wrapping_add(attempt);
         allocated = allocated.min(max_slots);
         let mut geometry = plan.geometry;
+        let hasher = Hasher::<S>::with_ordinal_seed(seed);
+        let offsets = group_by_shard(&hasher, &geometry, source.take(), &mut by_shard);
         let mut ctx = SeedRun {
-            hashes,
             plan,
             geometry: &mut geometry,
-            hasher: Hasher::<S>::with_ordinal_seed(seed),
+            hasher,
             banding: &mut banding,
-            by_shard: &mut by_shard,
+            by_shard: &by_shard,
             allocated: allocated as u32,
         };
-        match ctx.run(&last_shard_slots, max_slots) {
+        let result = ctx.run(&offsets, &last_shard_slots, max_slots);
+        if result.is_err() {
+            // The key hashes again, for the next seed.
+            let unseed = Hasher::<S>::with_ordinal_seed(seed);
+            for h in by_shard.iter_mut() {
+                *h = unseed.unhash(*h);
+            }
+        }
+        match result {
             Ok((num_slots, masks)) => {
                 return Ok(Banded {
                     seed,
@@ -161,60 +176,122 @@ pub(crate) fn band<S: RibbonSettings>(
     Err(Some(tries))
 }
 
+/// Rehashes the key hashes under `hasher`'s seed into `by_shard`, grouped
+/// by primary shard; returns where each shard's keys begin (and the end).
+/// With `source`, they are scattered from it (one counting sort) and
+/// `source` is freed; without, `by_shard` holds the key hashes and is
+/// regrouped in place. The shard is computed again rather than stored: a
+/// multiplication is cheaper than 4 bytes per key.
+fn group_by_shard<S: RibbonSettings>(
+    hasher: &Hasher<S>,
+    geometry: &Geometry,
+    source: Option<Vec<u64>>,
+    by_shard: &mut Vec<u64>,
+) -> Vec<usize> {
+    let shard_of = |h: u64| geometry.primary_shard(h, mix(h)) as usize;
+    let mut offsets = vec![0usize; geometry.num_shards() as usize + 1];
+    match source {
+        Some(hashes) => {
+            for &k in &hashes {
+                offsets[shard_of(hasher.hash(k)) + 1] += 1;
+            }
+            accumulate(&mut offsets);
+            let mut fill = offsets.clone();
+            *by_shard = vec![0u64; hashes.len()];
+            for k in hashes {
+                let h = hasher.hash(k);
+                let u = shard_of(h);
+                by_shard[fill[u]] = h;
+                fill[u] += 1;
+            }
+        }
+        None => {
+            for k in by_shard.iter_mut() {
+                *k = hasher.hash(*k);
+                offsets[shard_of(*k) + 1] += 1;
+            }
+            accumulate(&mut offsets);
+            group_in_place(by_shard, &offsets, shard_of);
+        }
+    }
+    offsets
+}
+
+/// Counts to starts: `offsets[i]` becomes the sum of `offsets[..=i]`.
+fn accumulate(offsets: &mut [usize]) {
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+}
+
+/// Permutes `keys` so that the keys of each shard `u` (`shard_of`) lie at
+/// `offsets[u]..offsets[u + 1]` (the shards' counts, summed), without a
+/// second buffer: first by groups of up to 256 consecutive shards, then
+/// each group by shard, so that each pass's moves stay among at most 256
+/// places, and a group's second pass works within the cache.
+fn group_in_place(keys: &mut [u64], offsets: &[usize], shard_of: impl Fn(u64) -> usize) {
+    let num_shards = offsets.len() - 1;
+    let shift = num_shards.next_power_of_two().trailing_zeros().saturating_sub(8);
+    let groups: Vec<usize> = (0..=num_shards.div_ceil(1 << shift))
+        .map(|g| offsets[(g << shift).min(num_shards)])
+        .collect();
+    cycle_sort(keys, &groups, |h| shard_of(h) >> shift);
+    for g in 0..groups.len() - 1 {
+        let first = g << shift;
+        let last = ((g + 1) << shift).min(num_shards);
+        let bounds = &offsets[first..=last];
+        cycle_sort(&mut keys[bounds[0]..bounds[bounds.len() - 1]], bounds, |h| {
+            shard_of(h) - first
+        });
+    }
+}
+
+/// Permutes `keys`, which hold the places `bounds[0]..bounds[last]`, so
+/// that the keys of bucket `b` lie at `bounds[b]..bounds[b + 1]`: a
+/// counting sort by cycles, each key moved to the next free place of its
+/// bucket. The buckets' sizes must be the keys' counts.
+fn cycle_sort(keys: &mut [u64], bounds: &[usize], bucket: impl Fn(u64) -> usize) {
+    let base = bounds[0];
+    let mut fill: Vec<usize> = bounds.iter().map(|b| b - base).collect();
+    for b in 0..bounds.len() - 1 {
+        let end = bounds[b + 1] - base;
+        while fill[b] < end {
+            let mut h = keys[fill[b]];
+            let mut v = bucket(h);
+            // Follow the cycle until a key of bucket `b` comes back.
+            while v != b {
+                core::mem::swap(&mut h, &mut keys[fill[v]]);
+                fill[v] += 1;
+                v = bucket(h);
+            }
+            keys[fill[b]] = h;
+            fill[b] += 1;
+        }
+    }
+}
+
 /// One seed of [`band`].
 struct SeedRun<'a, S: RibbonSettings> {
-    hashes: &'a [u64],
     plan: &'a ShardPlan,
     geometry: &'a mut Geometry,
     hasher: Hasher<S>,
     banding: &'a mut Banding<S>,
-    by_shard: &'a mut [u64],
+    /// The seeded hashes, grouped by primary shard ([`group_by_shard`]).
+    by_shard: &'a [u64],
     allocated: u32,
 }
 
 impl<S: RibbonSettings> SeedRun<'_, S> {
-    #[inline(always)]
-    fn equation(&self, start: u32, h: u64) -> Equation<S::CoeffRow> {
-        Equation {
-            start,
-            coeff_row: self.hasher.coeff_row(h),
-            result_row: self.hasher.result_row(h),
-        }
-    }
-
     /// Bands every key: `Ok((num_slots, masks))` when each found its place.
     fn run(
         &mut self,
+        offsets: &[usize],
         last_shard_slots: &impl Fn(u64) -> u64,
         max_slots: u64,
     ) -> Result<(u32, Vec<u16>), SeedFailure> {
         let w = S::CoeffRow::BITS;
         let num_shards = self.geometry.num_shards() as usize;
         let last = self.geometry.last_shard();
-
-        // Seeded hashes grouped by primary shard (one counting sort).
-        let mut offsets = vec![0usize; num_shards + 1];
-        let shards: Vec<u32> = self
-            .hashes
-            .iter()
-            .map(|&k| {
-                let h = self.hasher.hash(k);
-                self.geometry.primary_shard(h, mix(h))
-            })
-            .collect();
-        for &u in &shards {
-            offsets[u as usize + 1] += 1;
-        }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let mut fill = offsets.clone();
-        for (&k, &u) in self.hashes.iter().zip(&shards) {
-            self.by_shard[fill[u as usize]] = self.hasher.hash(k);
-            fill[u as usize] += 1;
-        }
-        drop(fill);
-        drop(shards);
 
         self.banding.reset(self.allocated);
         let mut masks = vec![KEEP_ALL; num_shards];
@@ -244,30 +321,36 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             // Keys bumped into this level must fit: they go first, in
             // start order.
             if level > 0 {
-                // Grouped by shard (a counting sort), then banded.
-                let shard_of = |h: u64| {
-                    let start = self.geometry.secondary_start(first - 1, mix(h));
-                    (self.geometry.shard_in_next_level(level - 1, start), start)
-                };
+                // Grouped by shard (a counting sort), then banded: each
+                // key's start and shard computed once.
+                let geometry = *self.geometry;
+                scratch.unsorted.clear();
+                scratch.shards.clear();
                 for &h in &bumped {
-                    bumped_into[shard_of(h).0 as usize] += 1;
+                    let start = geometry.secondary_start(first - 1, mix(h));
+                    let shard = geometry.shard_in_next_level(level - 1, start);
+                    bumped_into[shard as usize] += 1;
+                    scratch.unsorted.push((start, h));
+                    scratch.shards.push(shard - first);
                 }
                 let mut at = vec![0usize; (end - first) as usize + 1];
                 for shard in first..end {
                     at[(shard - first) as usize + 1] =
                         at[(shard - first) as usize] + bumped_into[shard as usize] as usize;
                 }
-                next_bumped.clear();
-                next_bumped.resize(bumped.len(), 0);
-                for &h in &bumped {
-                    let i = (shard_of(h).0 - first) as usize;
-                    next_bumped[at[i]] = h;
-                    at[i] += 1;
+                scratch.sorted.clear();
+                scratch.sorted.resize(bumped.len(), (0, 0));
+                for (&key, &i) in scratch.unsorted.iter().zip(&scratch.shards) {
+                    scratch.sorted[at[i as usize]] = key;
+                    at[i as usize] += 1;
                 }
-                for &h in &next_bumped {
-                    if !self.banding.add(self.equation(shard_of(h).1, h)) {
-                        return Err(SeedFailure::Contradiction);
-                    }
+                if !add_all(
+                    self.banding,
+                    &self.hasher,
+                    scratch.sorted.iter().copied(),
+                    &mut NoObserver,
+                ) {
+                    return Err(SeedFailure::Contradiction);
                 }
             }
             next_bumped.clear();
@@ -305,18 +388,18 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         }
         self.geometry
             .set_last_starts((num_slots - u64::from(w) + 1 - before) as u32);
-        for &h in &bumped {
-            // Bumped from level `b`, the shard before the last.
-            let start = self.geometry.secondary_start(last - 1, mix(h));
-            if !self.banding.add(self.equation(start, h)) {
-                return Err(SeedFailure::Contradiction);
-            }
-        }
-        for &h in last_primaries {
-            let eq = self.equation(self.geometry.primary_start(h, mix(h)), h);
-            if !self.banding.add(eq) {
-                return Err(SeedFailure::Contradiction);
-            }
+        // Bumped from level `b`, the shard before the last, and the last
+        // shard's own keys.
+        let geometry = *self.geometry;
+        let bumped_keys = bumped
+            .iter()
+            .map(|&h| (geometry.secondary_start(last - 1, mix(h)), h));
+        let own_keys = last_primaries
+            .iter()
+            .map(|&h| (geometry.primary_start(h, mix(h)), h));
+        let keys = bumped_keys.chain(own_keys);
+        if !add_all(self.banding, &self.hasher, keys, &mut NoObserver) {
+            return Err(SeedFailure::Contradiction);
         }
         Ok((num_slots as u32, masks))
     }
@@ -331,7 +414,11 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// back and its buckets are tried one by one like the rest.
     fn fill_shard(&mut self, shard: u32, mut kept: usize, buckets: &Buckets, scratch: &mut Scratch) -> u16 {
         let (first, starts) = self.geometry.range_of(shard);
-        let order: Vec<u32> = buckets.largest_first().collect();
+        // Every key here has primary shard `shard`: its primary start
+        // (`Geometry::primary_start`) without working the shard out again.
+        let b = self.geometry.shard_bits;
+        let start_of = move |h: u64| first + fast_range32(((h << b) >> 32) as u32, starts);
+        let order = buckets.largest_first();
         let mut mask = 0u16;
         let mut swept = 0;
         let mut sweep_keys = 0;
@@ -344,7 +431,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         if swept > 0 {
             scratch.sort_by_start(
                 order[..swept].iter().flat_map(|&b| buckets.keys(b)).copied(),
-                self.geometry,
+                start_of,
                 first,
                 starts,
             );
@@ -366,8 +453,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             }
             // A bucket that does not fit is taken back: its keys are bumped
             // as a whole.
-            let geometry = *self.geometry;
-            let equations = keys.iter().map(move |&h| (geometry.primary_start(h, mix(h)), h));
+            let equations = keys.iter().map(|&h| (start_of(h), h));
             if self.add_all_or_none(equations, &mut scratch.stored) {
                 mask |= 1 << b;
                 kept += keys.len();
@@ -381,20 +467,33 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// (through `stored`, which records them).
     fn add_all_or_none(&mut self, keys: impl IntoIterator<Item = (u32, u64)>, stored: &mut Stored) -> bool {
         stored.clear();
-        for (start, h) in keys {
-            if !self.banding.add_observed(self.primary_equation(start, h), stored) {
-                stored.undo(self.banding);
-                return false;
-            }
+        if add_all(self.banding, &self.hasher, keys, stored) {
+            return true;
         }
-        true
+        stored.undo(self.banding);
+        false
     }
+}
 
-    /// The equation of a primary key at `start`.
-    #[inline(always)]
-    fn primary_equation(&self, start: u32, h: u64) -> Equation<S::CoeffRow> {
-        self.equation(start, h)
-    }
+/// Adds to `banding` the equation under `hasher` of every `(start, hash)`,
+/// three adds in flight at a time (see [`Banding::add_all_interleaved`]:
+/// dense shards make long elimination chains, and independent ones
+/// overlap), reporting to `observer`. Returns whether all were added; stops at the first
+/// failure. Not inlined: the elimination loops keep their state in
+/// registers when compiled apart from the rest of construction.
+#[inline(never)]
+fn add_all<S: RibbonSettings, O: BandingObserver<S::CoeffRow>>(
+    banding: &mut Banding<S>,
+    hasher: &Hasher<S>,
+    keys: impl IntoIterator<Item = (u32, u64)>,
+    observer: &mut O,
+) -> bool {
+    let equations = keys.into_iter().map(|(start, h)| Equation {
+        start,
+        coeff_row: hasher.coeff_row(h),
+        result_row: hasher.result_row(h),
+    });
+    banding.add_all_interleaved(equations, observer)
 }
 
 /// The share of a shard's starts that its largest buckets may fill in
@@ -409,19 +508,27 @@ struct Scratch {
     sorted: Vec<(u32, u64)>,
     /// The same before sorting.
     unsorted: Vec<(u32, u64)>,
+    /// A shard (relative to its level's first) per key of `unsorted`.
+    shards: Vec<u32>,
     counts: Vec<u32>,
 }
 
 impl Scratch {
-    /// Fills `sorted` with `keys` and their primary starts, ordered by
-    /// start to within 8 slots (one counting sort).
-    fn sort_by_start(&mut self, keys: impl Iterator<Item = u64>, g: &Geometry, first: u32, starts: u32) {
+    /// Fills `sorted` with `keys` and their starts `start_of(key)` in
+    /// `first .. first + starts`, ordered by start to within 8 slots (one
+    /// counting sort).
+    fn sort_by_start(
+        &mut self,
+        keys: impl Iterator<Item = u64>,
+        start_of: impl Fn(u64) -> u32,
+        first: u32,
+        starts: u32,
+    ) {
         let bins = (starts as usize >> 3) + 1;
         self.counts.clear();
         self.counts.resize(bins + 1, 0);
         self.unsorted.clear();
-        self.unsorted
-            .extend(keys.map(|h| (g.primary_start(h, mix(h)), h)));
+        self.unsorted.extend(keys.map(|h| (start_of(h), h)));
         for &(start, _) in &self.unsorted {
             self.counts[((start - first) >> 3) as usize + 1] += 1;
         }
@@ -498,9 +605,48 @@ impl Buckets {
     }
 
     /// Bucket numbers, the most keys first (ties: the lower number).
-    fn largest_first(&self) -> impl Iterator<Item = u32> {
+    fn largest_first(&self) -> [u32; BUCKETS as usize] {
         let mut order: [u32; BUCKETS as usize] = core::array::from_fn(|b| b as u32);
         order.sort_by_key(|&b| core::cmp::Reverse(self.keys(b).len()));
-        order.into_iter()
+        order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-place regrouping of later seeds gives each shard exactly its
+    /// keys, for shard counts below, at and above one pass's 256 groups.
+    #[test]
+    fn group_in_place_groups_by_shard() {
+        for num_shards in [1usize, 2, 7, 256, 257, 1000, 4096] {
+            let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ num_shards as u64;
+            let keys: Vec<u64> = (0..20_000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x
+                })
+                .collect();
+            let shard_of = |h: u64| (h % num_shards as u64) as usize;
+            let mut offsets = vec![0usize; num_shards + 1];
+            for &k in &keys {
+                offsets[shard_of(k) + 1] += 1;
+            }
+            accumulate(&mut offsets);
+            let mut grouped = keys.clone();
+            group_in_place(&mut grouped, &offsets, shard_of);
+            for u in 0..num_shards {
+                assert!(grouped[offsets[u]..offsets[u + 1]]
+                    .iter()
+                    .all(|&k| shard_of(k) == u));
+            }
+            let (mut a, mut b) = (keys, grouped);
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "a permutation");
+        }
     }
 }

@@ -75,9 +75,22 @@
 //! 10^6 keys and r = 7, Balanced width 64 performed 16.1 million
 //! elimination steps (XORs with a stored row) against 6.2 million for
 //! Standard width 128 (measured with a [`crate::alg::BandingObserver`];
-//! the order of the adds hardly changes the total), so its construction
-//! takes about 1.5 times as long. Taking buckets back costs little: about
-//! one failed bucket per shard, under 1 % of the adds.
+//! the order of the adds hardly changes the total, 13 million of them in
+//! the buckets after the sweep). Each step reads the slot the step before
+//! computed, so construction keeps three adds in flight
+//! ([`crate::alg::Banding::add_all_interleaved`]) and their chains of
+//! loads overlap; with that it takes about as long as Standard width 128
+//! (measured with `examples/balanced_ab.rs`), where one add at a time took
+//! about 1.4 times as long. Taking buckets back costs little: about one
+//! failed bucket per shard, under 1 % of the adds.
+//!
+//! Which buckets a shard keeps depends only on which sets of equations
+//! are solvable, and the solution only on the set of equations kept, so
+//! neither the order of the adds nor their interleaving changes the file.
+//!
+//! A query computes both candidate starts, and both candidate shards
+//! before it knows whether the key was redirected, then selects; both
+//! solution sites are prefetched before the mask decides between them.
 
 pub(crate) mod build;
 
@@ -330,13 +343,75 @@ pub(crate) fn mask(meta: &[u8], shard: u32) -> u16 {
         .map_or(KEEP_ALL, |t| u16::from_le_bytes([t[0], t[1]]))
 }
 
+/// One level's query arithmetic, precomputed when a filter is opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct LevelQuery {
+    /// Starts per shard of the level.
+    slots: u32,
+    /// `first start of the level - first shard of the level · slots`
+    /// (wrapping), so that the first start of shard `u` of the level is
+    /// `base + u · slots` (wrapping), without a subtraction.
+    base: u32,
+    /// First start of the next level.
+    next_first: u32,
+    /// Starts of the next level (all its shards).
+    next_starts: u32,
+}
+
+impl LevelQuery {
+    /// The table of `g`: one entry per level, the last shard at index `b`
+    /// (its secondary location is never used, its mask keeps every key).
+    fn table(g: &Geometry) -> [Self; LEVEL_ENTRIES] {
+        let mut t = [Self::default(); LEVEL_ENTRIES];
+        for level in 0..=g.num_levels() {
+            let slots = g.level_slots[level as usize];
+            let (next_first, next_starts) = g.next_level_range(level);
+            t[level as usize] = Self {
+                slots,
+                base: g.level_first[level as usize]
+                    .wrapping_sub(g.level_first_shard(level).wrapping_mul(slots)),
+                next_first,
+                next_starts,
+            };
+        }
+        t
+    }
+}
+
 /// What a query of a Balanced filter needs for one settings type.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BalancedState<S: RibbonSettings> {
     layout: InterleavedLayout<S>,
     hasher: Hasher<S>,
     geometry: Geometry,
+    /// [`LevelQuery::table`] of `geometry`.
+    levels: [LevelQuery; LEVEL_ENTRIES],
     solution_len: usize,
+}
+
+/// Where the query of one key may read: its primary and secondary sites
+/// and whether it is stored at the primary one.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sites {
+    primary: QuerySite,
+    secondary: QuerySite,
+    keep: bool,
+}
+
+impl Sites {
+    /// The site the key's equation was stored at (branch-free: which one
+    /// a key takes is unpredictable, and a mispredicted branch here would
+    /// stall the memory reads that back-to-back queries overlap).
+    #[inline(always)]
+    fn chosen(&self) -> QuerySite {
+        let m = u32::from(self.keep).wrapping_neg();
+        let pick = |a: u32, b: u32| (a & m) | (b & !m);
+        QuerySite {
+            segment_num: pick(self.primary.segment_num, self.secondary.segment_num),
+            num_columns: pick(self.primary.num_columns, self.secondary.num_columns),
+            start_bit: pick(self.primary.start_bit, self.secondary.start_bit),
+        }
+    }
 }
 
 impl<S: RibbonSettings> BalancedState<S> {
@@ -347,6 +422,7 @@ impl<S: RibbonSettings> BalancedState<S> {
             layout: InterleavedLayout::for_num_blocks(num_blocks, solution_len),
             hasher: Hasher::with_ordinal_seed(seed),
             geometry,
+            levels: LevelQuery::table(&geometry),
             solution_len,
         }
     }
@@ -355,34 +431,82 @@ impl<S: RibbonSettings> BalancedState<S> {
         &self.layout
     }
 
+    /// Both sites of seeded hash `h`, and which one holds its equation:
+    /// [`Geometry::primary_start`], [`Geometry::secondary_start`] and the
+    /// shard's mask bit, from the precomputed level table.
+    ///
+    /// Whether the key was redirected to level 1 depends on the second
+    /// hash `g`, which takes a multiplication to compute; instead of
+    /// waiting for it, both candidate shards (the top `b` bits of `h`, and
+    /// the level-1 shard it would be redirected to) are worked out in
+    /// parallel, their masks read, and the redirect only selects among the
+    /// results. This keeps the start's computation, and so the solution's
+    /// read, a few cycles behind the hash, as in Standard Ribbon.
+    #[inline(always)]
+    fn sites(&self, meta: &[u8], h: u64) -> Sites {
+        let geometry = &self.geometry;
+        let b = geometry.shard_bits;
+        let half = geometry.num_shards() / 2;
+        // The top `b` bits of `h` (0 when b = 0), and the offset bits.
+        let top = (h >> 1 >> (63 - b)) as u32;
+        let x = ((h << b) >> 32) as u32;
+        // Not redirected: shard `top`, in its own level (`level <= b <
+        // LEVEL_ENTRIES`; the `min` only drops the bounds check).
+        let level = (geometry.level_of(top) as usize).min(LEVEL_ENTRIES - 1);
+        let own = self.levels[level];
+        // Redirected (only possible when `top >= half`): shard `top - half
+        // = top & (half - 1)`, in level 1. With b = 0, `half - 1` wraps to
+        // all ones and `top` is 0: never used, and in range.
+        let lower = top & half.wrapping_sub(1);
+        let first = self.levels[0];
+        let start_in = |t: &LevelQuery, u: u32| {
+            t.base
+                .wrapping_add(u.wrapping_mul(t.slots))
+                .wrapping_add(fast_range32(x, t.slots))
+        };
+        let primary = [start_in(&own, top), start_in(&first, lower)];
+        let masks = [mask(meta, top), mask(meta, lower)];
+        let g = mix(h);
+        let secondary = [
+            own.next_first
+                .wrapping_add(fast_range32(g as u32, own.next_starts)),
+            first
+                .next_first
+                .wrapping_add(fast_range32(g as u32, first.next_starts)),
+        ];
+        // As `Geometry::primary_shard`.
+        let redirected = usize::from((top >= half) & (((g >> 48) as u32) < geometry.redirect));
+        Sites {
+            primary: site_at(&self.layout, primary[redirected]),
+            secondary: site_at(&self.layout, secondary[redirected]),
+            keep: u32::from(masks[redirected]) >> bucket(g) & 1 != 0,
+        }
+    }
+
     /// Where the query of seeded hash `h` reads (as
     /// [`InterleavedLayout::prepare_query`] for a given start).
     #[inline(always)]
     fn site(&self, meta: &[u8], h: u64) -> QuerySite {
-        let g = mix(h);
-        let geometry = &self.geometry;
-        let u = geometry.primary_shard(h, g);
-        // Both starts, then a branch-free choice: which one a key takes is
-        // unpredictable, and a mispredicted branch here would stall the
-        // memory reads that batched and back-to-back queries overlap.
-        let keep = u32::from(mask(meta, u)) >> bucket(g) & 1;
-        let primary = geometry.start_in_shard(u, h);
-        let secondary = geometry.secondary_start(u, g);
-        let choose_primary = keep.wrapping_neg();
-        site_at(
-            &self.layout,
-            (primary & choose_primary) | (secondary & !choose_primary),
-        )
+        self.sites(meta, h).chosen()
     }
 
     /// Whether the key with hash `key_hash` may be in the set; `payload` is
     /// the solution followed by the thresholds.
+    ///
+    /// Both candidate sites are prefetched before the mask is read, so
+    /// that the mask's read overlaps the solution's instead of delaying it.
     #[inline(always)]
     pub(crate) fn contains_hash(&self, payload: &[u8], key_hash: u64) -> bool {
         let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
         let h = self.hasher.hash(key_hash);
-        let site = self.site(meta, h);
-        self.layout.filter_query(&self.hasher, h, site, solution)
+        let sites = self.sites(meta, h);
+        arch::prefetch(solution, sites.primary.segment_num as usize * S::CoeffRow::BYTES);
+        arch::prefetch(
+            solution,
+            sites.secondary.segment_num as usize * S::CoeffRow::BYTES,
+        );
+        self.layout
+            .filter_query(&self.hasher, h, sites.chosen(), solution)
     }
 
     /// Batched queries, every site of a batch prefetched before any is read.
@@ -497,6 +621,42 @@ mod tests {
             }
             assert_eq!(u64::from(next), g.num_starts());
             assert_eq!(g.range_of(g.last_shard()), (g.last_first, 70));
+        }
+    }
+
+    /// The query's precomputed, speculative arithmetic (`BalancedState::sites`)
+    /// agrees with the geometry's, which construction uses, for every
+    /// number of shards and both outcomes of the redirect and the mask.
+    #[test]
+    fn query_sites_match_the_geometry() {
+        for bits in 0..12 {
+            let g = sized(bits, 700 + 3 * bits, 500, 1 << 14);
+            let mut masks: Vec<u16> = (0..g.num_shards())
+                .map(|u| (u64::from(u).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as u16)
+                .collect();
+            masks[g.last_shard() as usize] = KEEP_ALL;
+            let mut meta = vec![0u8; metadata_len(&g)];
+            write_metadata(&g, &masks, &mut meta);
+            let blocks = (g.num_starts() as u32 + 63).div_ceil(64);
+            let state = BalancedState::<W64>::new(blocks, blocks as usize * 7 * 8, 3, g);
+            for k in 0..20_000u64 {
+                let h = k.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ (k << 17);
+                let x = mix(h);
+                let u = g.primary_shard(h, x);
+                let sites = state.sites(&meta, h);
+                assert_eq!(sites.primary, site_at(state.layout(), g.primary_start(h, x)));
+                let keep = masks[u as usize] >> bucket(x) & 1 == 1;
+                assert_eq!(sites.keep, keep, "bits {bits} key {k}");
+                if u != g.last_shard() {
+                    assert_eq!(sites.secondary, site_at(state.layout(), g.secondary_start(u, x)));
+                }
+                let start = if keep {
+                    g.primary_start(h, x)
+                } else {
+                    g.secondary_start(u, x)
+                };
+                assert_eq!(state.site(&meta, h), site_at(state.layout(), start));
+            }
         }
     }
 
