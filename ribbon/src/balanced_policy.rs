@@ -73,7 +73,11 @@ pub enum BlockKind {
         /// One false positive in this many queries (`ribbonfilter`'s
         /// target for the same BITS).
         desired_one_in_fp_rate: f64,
-        /// The Bloom filter written when it is smaller or banding fails.
+        /// RocksDB's Bloom settings for the same BITS (`ribbonfilter`'s
+        /// fall-back, which its own block uses when smaller). When Balanced
+        /// banding fails (no seed of 256 bands: never seen), the block is
+        /// RocksDB's always-true filter instead: the hashes went to
+        /// construction, which frees them early.
         bloom: crate::bloom::FastLocalBloomBuilder,
     },
 }

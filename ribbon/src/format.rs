@@ -274,7 +274,7 @@ impl<'a> FilterReader<'a> {
             FilterReader::AlwaysTrue | FilterReader::LegacyBloom(_) => out[..n].fill(true),
             FilterReader::FastLocalBloom(r) => r.may_match_hashes(hashes, out),
             FilterReader::Standard128Ribbon(r) => r.may_match_hashes(hashes, out),
-            FilterReader::BalancedRibbon(r) => out.copy_from_slice(&r.contains_many_hashes(hashes)),
+            FilterReader::BalancedRibbon(r) => r.contains_many_hashes_into(hashes, out),
         }
     }
 

@@ -283,6 +283,8 @@ impl Reader for BuiltinReader {
     fn may_match_many(&self, keys: &[&[u8]], out: &mut [bool]) {
         // The bridge's batches are at most 32 keys: hashes on the stack.
         const CHUNK: usize = 32;
+        let n = keys.len().min(out.len());
+        let (keys, out) = (&keys[..n], &mut out[..n]);
         let mut hashes = [0u64; CHUNK];
         match self.reader {
             FilterReader::LegacyBloom(_) => {

@@ -351,6 +351,11 @@ impl ReaderHandle {
             out.fill(1);
             return;
         };
+        if addresses.len() != lengths.len() || lengths.len() != out.len() {
+            // Not what C++ passes; answer "may match" rather than guess.
+            out.fill(1);
+            return;
+        }
         // C++ passes MultiGet's batches of at most 32 keys: keys and answers
         // live on the stack, chunk by chunk.
         const CHUNK: usize = 32;

@@ -48,10 +48,20 @@ macro_rules! filter_api {
             /// batched as [`contains_many`](Self::contains_many).
             pub fn contains_many_hashes(&self, hashes: &[u64]) -> Vec<bool> {
                 let mut out = vec![false; hashes.len()];
+                self.contains_many_hashes_into(hashes, &mut out);
+                out
+            }
+
+            /// [`contains_many_hashes`](Self::contains_many_hashes) into a
+            /// buffer the caller owns, without allocating.
+            ///
+            /// # Panics
+            /// When `out.len() != hashes.len()`.
+            pub fn contains_many_hashes_into(&self, hashes: &[u64], out: &mut [bool]) {
+                assert_eq!(hashes.len(), out.len(), "one answer slot per hash");
                 self.decoded
                     .engine
-                    .contains_hashes(self.solution(), hashes, &mut out);
-                out
+                    .contains_hashes(self.solution(), hashes, out);
             }
 
             /// Ribbon width `w` in bits.
