@@ -281,25 +281,9 @@ impl Reader for BuiltinReader {
         self.reader.may_match(key)
     }
     fn may_match_many(&self, keys: &[&[u8]], out: &mut [bool]) {
-        // The bridge's batches are at most 32 keys: hashes on the stack.
-        const CHUNK: usize = 32;
+        // Keys and answers of the same length (C++'s batch); hashes on the
+        // stack.
         let n = keys.len().min(out.len());
-        let (keys, out) = (&keys[..n], &mut out[..n]);
-        let mut hashes = [0u64; CHUNK];
-        match self.reader {
-            FilterReader::LegacyBloom(_) => {
-                for (o, m) in out.iter_mut().zip(self.reader.may_match_many(keys)) {
-                    *o = m;
-                }
-            }
-            _ => {
-                for (keys, out) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-                    for (h, k) in hashes.iter_mut().zip(keys) {
-                        *h = ribbon::hash::get_slice_hash64(k);
-                    }
-                    self.reader.may_match_many_hashes_into(&hashes[..keys.len()], out);
-                }
-            }
-        }
+        self.reader.may_match_many_into(&keys[..n], &mut out[..n]);
     }
 }

@@ -23,7 +23,6 @@ pub use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK}
 use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
 pub use crate::verify::{FilterMiss, VerifyReport};
-use ribbon::format::FilterReader;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -495,8 +494,7 @@ impl SstFile {
                         continue;
                     }
                     let reader = self.filter.block_reader(&partition.contents);
-                    // The legacy Bloom hashes keys its own way.
-                    if !grouped_hashes.is_empty() && !matches!(reader, FilterReader::LegacyBloom(_)) {
+                    if !grouped_hashes.is_empty() && reader.takes_hash64() {
                         let range = first[p]..first[p + 1];
                         let answers = &mut answers[range.clone()];
                         reader.may_match_many_hashes_into(&grouped_hashes[range], answers);
