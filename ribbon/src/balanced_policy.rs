@@ -240,7 +240,6 @@ impl BalancedBuilder {
     /// The filter block; the builder is then empty. Zero entries give
     /// RocksDB's empty filter (matches nothing).
     pub fn finish(&mut self) -> Vec<u8> {
-        let n = self.entries.estimate_entries_added();
         let BlockKind::Balanced {
             desired_one_in_fp_rate,
             ..
@@ -248,7 +247,7 @@ impl BalancedBuilder {
         else {
             return self.entries.finish();
         };
-        if !self.balanced_is_smaller(n) {
+        if self.balanced_len(self.entries.estimate_entries_added()).is_none() {
             // Few entries: RocksDB's own choice (its Ribbon, or Bloom when
             // smaller) is smaller; the Balanced header and shard metadata
             // weigh more than the space Balanced saves.
@@ -269,31 +268,28 @@ impl BalancedBuilder {
         }
     }
 
-    /// Whether a Balanced block for `n` entries is smaller than what
-    /// `ribbonfilter` would write for them (its Ribbon, or Bloom when that
-    /// is smaller).
-    fn balanced_is_smaller(&self, n: usize) -> bool {
-        match self.kind {
-            BlockKind::Balanced {
-                desired_one_in_fp_rate,
-                ..
-            } if n > 0 => balanced_block_len(n, desired_one_in_fp_rate)
-                .is_some_and(|len| len < self.entries.calculate_space(n)),
-            _ => false,
+    /// The size of the Balanced block this builder writes for `n` entries,
+    /// or `None` when it writes `ribbonfilter`'s own block for them (not a
+    /// Balanced kind, no entries, or a Balanced block no smaller than
+    /// `ribbonfilter`'s Ribbon, or Bloom when that is smaller).
+    fn balanced_len(&self, n: usize) -> Option<usize> {
+        let BlockKind::Balanced {
+            desired_one_in_fp_rate,
+            ..
+        } = self.kind
+        else {
+            return None;
+        };
+        if n == 0 {
+            return None;
         }
+        balanced_block_len(n, desired_one_in_fp_rate).filter(|&len| len < self.entries.calculate_space(n))
     }
 
     /// Block bytes for `num_entries` entries (`CalculateSpace`).
     pub fn calculate_space(&self, num_entries: usize) -> usize {
-        match self.kind {
-            BlockKind::Balanced {
-                desired_one_in_fp_rate,
-                ..
-            } if self.balanced_is_smaller(num_entries) => {
-                balanced_block_len(num_entries, desired_one_in_fp_rate).unwrap_or(0)
-            }
-            _ => self.entries.calculate_space(num_entries),
-        }
+        self.balanced_len(num_entries)
+            .unwrap_or_else(|| self.entries.calculate_space(num_entries))
     }
 
     /// The expected FP rate of a block of `bytes` for `num_entries`
@@ -303,7 +299,7 @@ impl BalancedBuilder {
             BlockKind::Balanced {
                 desired_one_in_fp_rate,
                 ..
-            } if self.balanced_is_smaller(num_entries) => 1.0 / desired_one_in_fp_rate,
+            } if self.balanced_len(num_entries).is_some() => 1.0 / desired_one_in_fp_rate,
             _ => self.entries.estimated_fp_rate(num_entries, bytes),
         }
     }

@@ -51,6 +51,16 @@ pub const fn lower32of64(v: u64) -> u32 {
     v as u32
 }
 
+/// Counts to starts, in place: `v[i]` becomes the sum of `v[..=i]` (the
+/// middle step of every counting sort in the crate: with a leading 0,
+/// each bucket's count turns into its first index).
+pub(crate) fn prefix_sums<T: Copy + core::ops::AddAssign>(v: &mut [T]) {
+    for i in 1..v.len() {
+        let prev = v[i - 1];
+        v[i] += prev;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -185,9 +185,7 @@ pub fn sort_by_start<S: RibbonSettings>(key_hashes: &mut [u64], hasher: &Hasher<
     for &k in key_hashes.iter() {
         offsets[bucket(k) + 1] += 1;
     }
-    for i in 1..offsets.len() {
-        offsets[i] += offsets[i - 1];
-    }
+    crate::math::prefix_sums(&mut offsets);
     let mut sorted = vec![0u64; n];
     for &k in key_hashes.iter() {
         let b = bucket(k);

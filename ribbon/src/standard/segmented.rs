@@ -308,9 +308,7 @@ fn sort_by_bucket<S: RibbonSettings>(
     for &k in hashes {
         next[bucket(k) + 1] += 1;
     }
-    for i in 1..next.len() {
-        next[i] += next[i - 1];
-    }
+    crate::math::prefix_sums(&mut next);
     let per_segment = 1usize << (g.seg_shift - g.bucket_shift);
     let mut firsts: Vec<usize> = (0..g.num_segments()).map(|k| next[k * per_segment]).collect();
     firsts.push(hashes.len());

@@ -5,7 +5,7 @@
 
 use super::{bucket, mix, Geometry, BUCKETS, KEEP_ALL, MAX_SHARD_BITS};
 use crate::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
-use crate::math::fast_range32;
+use crate::math::{fast_range32, prefix_sums};
 use crate::solution;
 use crate::standard::Hasher;
 
@@ -195,7 +195,7 @@ fn group_by_shard<S: RibbonSettings>(
             for &k in &hashes {
                 offsets[shard_of(hasher.hash(k)) + 1] += 1;
             }
-            accumulate(&mut offsets);
+            prefix_sums(&mut offsets);
             let mut fill = offsets.clone();
             *by_shard = vec![0u64; hashes.len()];
             for k in hashes {
@@ -210,18 +210,11 @@ fn group_by_shard<S: RibbonSettings>(
                 *k = hasher.hash(*k);
                 offsets[shard_of(*k) + 1] += 1;
             }
-            accumulate(&mut offsets);
+            prefix_sums(&mut offsets);
             group_in_place(by_shard, &offsets, shard_of);
         }
     }
     offsets
-}
-
-/// Counts to starts: `offsets[i]` becomes the sum of `offsets[..=i]`.
-fn accumulate(offsets: &mut [usize]) {
-    for i in 1..offsets.len() {
-        offsets[i] += offsets[i - 1];
-    }
 }
 
 /// Permutes `keys` so that the keys of each shard `u` (`shard_of`) lie at
@@ -416,8 +409,8 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         let (first, starts) = self.geometry.range_of(shard);
         // Every key here has primary shard `shard`: its primary start
         // (`Geometry::primary_start`) without working the shard out again.
-        let b = self.geometry.shard_bits;
-        let start_of = move |h: u64| first + fast_range32(((h << b) >> 32) as u32, starts);
+        let geometry = *self.geometry;
+        let start_of = move |h: u64| first + fast_range32(geometry.offset_bits(h), starts);
         let order = buckets.largest_first();
         let mut mask = 0u16;
         let mut swept = 0;
@@ -532,9 +525,7 @@ impl Scratch {
         for &(start, _) in &self.unsorted {
             self.counts[((start - first) >> 3) as usize + 1] += 1;
         }
-        for i in 1..self.counts.len() {
-            self.counts[i] += self.counts[i - 1];
-        }
+        prefix_sums(&mut self.counts);
         self.sorted.clear();
         self.sorted.resize(self.unsorted.len(), (0, 0));
         for &(start, h) in &self.unsorted {
@@ -588,9 +579,7 @@ impl Buckets {
         for &b in &self.buckets {
             self.offsets[usize::from(b) + 1] += 1;
         }
-        for i in 1..self.offsets.len() {
-            self.offsets[i] += self.offsets[i - 1];
-        }
+        prefix_sums(&mut self.offsets);
         self.keys.clear();
         self.keys.resize(primaries.len(), 0);
         let mut fill = self.offsets;
@@ -635,7 +624,7 @@ mod tests {
             for &k in &keys {
                 offsets[shard_of(k) + 1] += 1;
             }
-            accumulate(&mut offsets);
+            prefix_sums(&mut offsets);
             let mut grouped = keys.clone();
             group_in_place(&mut grouped, &offsets, shard_of);
             for u in 0..num_shards {

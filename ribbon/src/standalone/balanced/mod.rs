@@ -258,20 +258,33 @@ impl Geometry {
         self.start_in_shard(self.primary_shard(h, g), h)
     }
 
-    /// The start of seeded hash `h` in shard `u`: the 32 bits of `h` after
-    /// its shard bits, onto the shard's starts.
+    /// The start of seeded hash `h` in shard `u`: its
+    /// [`offset_bits`](Self::offset_bits) onto the shard's starts.
     #[inline(always)]
     pub(crate) fn start_in_shard(&self, u: u32, h: u64) -> u32 {
         let (first, starts) = self.range_of(u);
-        first + fast_range32(((h << self.shard_bits) >> 32) as u32, starts)
+        first + fast_range32(self.offset_bits(h), starts)
+    }
+
+    /// The top `b` bits of seeded hash `h` (0 when `b = 0`): its primary
+    /// shard unless redirected.
+    #[inline(always)]
+    pub(crate) fn top_shard(&self, h: u64) -> u32 {
+        (h >> 1 >> (63 - self.shard_bits)) as u32
+    }
+
+    /// The 32 bits of seeded hash `h` after its shard bits, which place it
+    /// among its primary shard's starts.
+    #[inline(always)]
+    pub(crate) fn offset_bits(&self, h: u64) -> u32 {
+        ((h << self.shard_bits) >> 32) as u32
     }
 
     /// The primary shard of seeded hash `h` with second hash `g`.
     #[inline(always)]
     pub(crate) fn primary_shard(&self, h: u64, g: u64) -> u32 {
         let half = self.num_shards() / 2;
-        // Top `b` bits (0 when b = 0).
-        let u = (h >> 1 >> (63 - self.shard_bits)) as u32;
+        let u = self.top_shard(h);
         // Branch-free: the redirect is a coin flip (with `b = 0`, `half`
         // is 0 and so is the change).
         let redirected = (u >= half) & (((g >> 48) as u32) < self.redirect);
@@ -445,11 +458,9 @@ impl<S: RibbonSettings> BalancedState<S> {
     #[inline(always)]
     fn sites(&self, meta: &[u8], h: u64) -> Sites {
         let geometry = &self.geometry;
-        let b = geometry.shard_bits;
         let half = geometry.num_shards() / 2;
-        // The top `b` bits of `h` (0 when b = 0), and the offset bits.
-        let top = (h >> 1 >> (63 - b)) as u32;
-        let x = ((h << b) >> 32) as u32;
+        let top = geometry.top_shard(h);
+        let x = geometry.offset_bits(h);
         // Not redirected: shard `top`, in its own level (`level <= b <
         // LEVEL_ENTRIES`; the `min` only drops the bounds check).
         let level = (geometry.level_of(top) as usize).min(LEVEL_ENTRIES - 1);
