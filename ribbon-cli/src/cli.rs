@@ -190,6 +190,10 @@ pub struct StandaloneArgs {
     /// width 64 (format version 2; Standard Ribbon, no smash)
     #[arg(long, requires = "standalone", conflicts_with_all = ["homogeneous", "smash"])]
     pub balanced: bool,
+    /// With --balanced: build in bounded memory (the key hashes, the filter
+    /// and a few bits per key, for about 1.5x the build time; same bytes)
+    #[arg(long, requires = "balanced")]
+    pub low_memory: bool,
     /// Smash the starts towards the middle
     #[arg(long, requires = "standalone")]
     pub smash: bool,

@@ -35,6 +35,7 @@ fn config_from(args: &StandaloneArgs) -> Result<Config, Error> {
         config.mode = Mode::Homogeneous;
     }
     config.balanced = args.balanced;
+    config.low_memory = args.low_memory;
     config.smash = args.smash;
     config.first_coeff_always_one = !args.no_first_coeff_one;
     if let Some(chance) = args.failure_chance.as_deref() {
@@ -140,6 +141,7 @@ fn configured_option(a: &StandaloneArgs) -> Option<&'static str> {
         (a.fp_rate.is_some(), "--fp-rate"),
         (a.homogeneous, "--homogeneous"),
         (a.balanced, "--balanced"),
+        (a.low_memory, "--low-memory"),
         (a.smash, "--smash"),
         (a.no_first_coeff_one, "--no-first-coeff-one"),
         (a.failure_chance.is_some(), "--failure-chance"),
@@ -323,10 +325,12 @@ mod tests {
                 seed: 9,
                 max_seeds: 3,
                 balanced: false,
+                low_memory: false,
             }
         );
         let c = config("--balanced --width 64 --bits 7").unwrap();
-        assert!(c.balanced && c.width == 64);
+        assert!(c.balanced && c.width == 64 && !c.low_memory);
+        assert!(config("--balanced --low-memory").unwrap().low_memory);
         assert_eq!(config("").unwrap(), Config::default());
         assert_eq!(
             config("--fp-rate 0.01").unwrap().precision,

@@ -439,6 +439,61 @@ impl<S: RibbonSettings> Banding<S> {
         self.coeff_rows.len() as u32
     }
 
+    /// Moves the banding `by` slots on: the rows of the first `by` slots
+    /// are dropped, slot `j` becomes slot `j - by`, and the last `by`
+    /// slots are empty. A construction that only adds equations starting
+    /// at or after slot `by` from now on (so that the rows below are
+    /// final) keeps a window of rows this way. Keeps (I): a row's bits
+    /// name slots relative to its own, so a moved row names slots below
+    /// `num_slots - by`.
+    pub fn shift_down(&mut self, by: u32) {
+        let n = self.coeff_rows.len();
+        let by = (by as usize).min(n);
+        self.coeff_rows.copy_within(by.., 0);
+        self.coeff_rows[n - by..].fill(S::CoeffRow::ZERO);
+        let r = self.result_rows.len();
+        let by = by.min(r);
+        self.result_rows.copy_within(by.., 0);
+        self.result_rows[r - by..].fill(0);
+    }
+
+    /// Grows the banding to `num_slots` slots (at least the ribbon width),
+    /// keeping every row; no-op when it has as many. Keeps (I): the rows
+    /// stay where they are and more slots only widen the bound.
+    pub fn grow_to(&mut self, num_slots: u32) {
+        let num_slots = num_slots.max(S::CoeffRow::BITS);
+        if num_slots <= self.num_slots() {
+            return;
+        }
+        self.coeff_rows.resize(num_slots as usize, S::CoeffRow::ZERO);
+        if !S::HOMOGENEOUS {
+            self.result_rows.resize(num_slots as usize, 0);
+        }
+        self.num_starts = num_slots - S::CoeffRow::BITS + 1;
+    }
+
+    /// Stores row `(coeff_row, result_row)` at the empty slot `i`, as an
+    /// add that stored it there would (a row recorded from another
+    /// banding, moved as by [`shift_down`](Self::shift_down)). Returns
+    /// `false` and stores nothing unless the slot is empty and the row is
+    /// one an add could have stored there: bit 0 set and every bit naming
+    /// a slot below `num_slots()` (I).
+    pub fn store_row(&mut self, i: u32, coeff_row: S::CoeffRow, result_row: u32) -> bool {
+        let Some(room) = self.num_slots().checked_sub(i).filter(|&r| r > 0) else {
+            return false;
+        };
+        let fits = coeff_row & S::CoeffRow::ONE != S::CoeffRow::ZERO
+            && (room >= S::CoeffRow::BITS || coeff_row >> room == S::CoeffRow::ZERO);
+        if !fits || self.coeff_rows[i as usize] != S::CoeffRow::ZERO {
+            return false;
+        }
+        self.coeff_rows[i as usize] = coeff_row;
+        if !S::HOMOGENEOUS {
+            self.result_rows[i as usize] = result_row;
+        }
+        true
+    }
+
     /// The row stored at slot `i` as `(coeff_row, result_row)`; for
     /// back-substitution in Homogeneous Ribbon an empty slot reports its
     /// pseudo-random result value. Precondition: `i < num_slots()`.

@@ -175,10 +175,14 @@ impl BalancedPolicy {
     }
 }
 
-/// The standalone configuration of a Balanced block with this FP target.
+/// The standalone configuration of a Balanced block with this FP target,
+/// built in bounded memory ([`Config::low_memory`]): a table's filter is
+/// built while RocksDB holds the table's other blocks, and construction
+/// memory is what users of Ribbon filters in RocksDB watch.
 fn config(desired_one_in_fp_rate: f64) -> Config {
     Config {
         precision: Precision::FpRate(1.0 / desired_one_in_fp_rate),
+        low_memory: true,
         ..Config::balanced(WIDTH, 7.0)
     }
 }

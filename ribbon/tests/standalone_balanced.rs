@@ -156,6 +156,59 @@ fn construction_is_deterministic_and_seeded() {
     assert_no_false_negatives(&c, &keys, "seed 40");
 }
 
+/// `Config::low_memory` (a window of rows, every shard banded again for
+/// back-substitution) writes the bytes of the full banding: every width,
+/// whole and fractional precisions, sizes from one shard to many levels,
+/// and loads where seeds fail (few shard slots per key).
+#[test]
+fn low_memory_construction_writes_the_same_bytes() {
+    let mut seed = 100;
+    for width in [32, 64, 128] {
+        for first_coeff_always_one in [true, false] {
+            for precision in [
+                Precision::ResultBits(1.0),
+                Precision::ResultBits(6.78),
+                Precision::ResultBits(7.0),
+                Precision::ResultBits(16.25),
+            ] {
+                for n in [1, 2, 100, 2_500, 40_000, 150_000] {
+                    // Many levels once per shape (the default overhead).
+                    let overheads: &[Option<f64>] = if n > 100_000 {
+                        &[None]
+                    } else {
+                        &[None, Some(0.0), Some(0.05)]
+                    };
+                    for &slot_overhead in overheads {
+                        seed += 1;
+                        let full = Config {
+                            first_coeff_always_one,
+                            precision,
+                            slot_overhead,
+                            seed: (seed % 5) as u32,
+                            ..Config::balanced(width, 7.0)
+                        };
+                        let low = Config {
+                            low_memory: true,
+                            ..full.clone()
+                        };
+                        let keys = hashes(n, seed);
+                        let a = Ribbon::from_hashes(&keys, &full);
+                        let b = Ribbon::from_hashes(&keys, &low);
+                        match (a, b) {
+                            (Ok(a), Ok(b)) => {
+                                assert!(a.as_bytes() == b.as_bytes(), "{full:?} n {n}: different bytes");
+                                assert_no_false_negatives(&b, &keys, &format!("{low:?} n {n}"));
+                            }
+                            (Err(a), Err(b)) => assert_eq!(a, b, "{full:?} n {n}"),
+                            (a, b) => panic!("{full:?} n {n}: full {:?}, low memory {:?}", a.err(), b.err()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn invalid_balanced_configurations_are_errors() {
     for config in [

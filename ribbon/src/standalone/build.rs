@@ -142,6 +142,11 @@ where
         config.max_seeds,
         last_shard_slots,
         sizing::MAX_SLOTS,
+        if config.low_memory {
+            balanced::build::Memory::Low
+        } else {
+            balanced::build::Memory::Full
+        },
     )
     .map_err(|tried| match tried {
         None => Error::TooManyKeys {
@@ -174,15 +179,11 @@ where
     let mut bytes = vec![0u8; header.file_len()];
     let payload = header.payload_range();
     let (solution, thresholds) = bytes[payload].split_at_mut(solution_len);
-    // The banding may have more slots than the filter (room the last shard
-    // did not need); every equation's coefficients name slots below
-    // `num_slots`, so those rows are empty and back-substituting the first
-    // `num_slots` slots is exact.
-    layout.back_subst(&banded.banding, solution);
-    drop(banded.banding);
     balanced::write_metadata(&banded.geometry, &banded.masks, thresholds);
+    let (seed, geometry) = (banded.seed, banded.geometry);
+    banded.back_subst(&layout, solution);
     header.seal(&mut bytes);
-    let engine = BalancedState::<S>::new(num_blocks, solution_len, banded.seed, banded.geometry).into();
+    let engine = BalancedState::<S>::new(num_blocks, solution_len, seed, geometry).into();
     Ok(Ribbon {
         decoded: Decoded { header, engine },
         bytes,

@@ -134,6 +134,16 @@ pub struct Config {
     /// [`Config::failure_chance`] sizes the last shard. Written as format
     /// version 2.
     pub balanced: bool,
+    /// Balanced Ribbon: build in bounded memory. The first pass keeps a
+    /// window of one shard's rows instead of a banding of the whole
+    /// filter, and back-substitution bands each shard again from what
+    /// that pass recorded; the key hashes are regrouped in place. Peak
+    /// memory is then the key hashes, the finished filter and about 20
+    /// bits per key (`rust.BalancedRibbon:10`, width 64, at 10^6 and 10^7
+    /// keys: 91 bits per key, against 192 and 213 without), for about 1.5
+    /// times the construction time. The filter's bytes are the same.
+    /// Ignored for other filters.
+    pub low_memory: bool,
 }
 
 impl Default for Config {
@@ -149,6 +159,7 @@ impl Default for Config {
             seed: 0,
             max_seeds: 256,
             balanced: false,
+            low_memory: false,
         }
     }
 }

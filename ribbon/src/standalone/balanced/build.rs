@@ -6,7 +6,7 @@
 use super::{bucket, mix, Geometry, BUCKETS, KEEP_ALL, MAX_SHARD_BITS};
 use crate::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
 use crate::math::{fast_range32, prefix_sums};
-use crate::solution;
+use crate::solution::{self, BackSubstState, InterleavedLayout};
 use crate::standard::Hasher;
 
 /// Keys per shard the sizing aims at, by ribbon width 32, 64, 128: a shard
@@ -83,15 +83,182 @@ pub(crate) fn plan_shards(width: u32, n: u64, overhead: f64) -> ShardPlan {
     }
 }
 
+/// How construction keeps its rows (same bytes either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Memory {
+    /// One banding of every slot (`w / 8 + 4` bytes per slot, next to the
+    /// key hashes), back-substituted at once: the fastest.
+    #[default]
+    Full,
+    /// A window of one shard's rows, and for back-substitution every shard
+    /// banded again, last first, from what the first pass recorded: the
+    /// rows that reach into it from the shard before (its *carry*, fewer
+    /// than `w`) and the keys it kept. The key hashes are grouped in place
+    /// and no banding of the whole filter exists, so the peak holds the
+    /// hashes, the finished filter and a few bits per key.
+    Low,
+}
+
 /// A banded Balanced filter, ready for back-substitution.
 pub(crate) struct Banded<S: RibbonSettings> {
     pub(crate) seed: u32,
     pub(crate) geometry: Geometry,
     /// Slots of the filter: the banding may have more, all empty.
     pub(crate) num_slots: u32,
-    pub(crate) banding: Banding<S>,
     /// One mask per shard.
     pub(crate) masks: Vec<u16>,
+    rows: Rows<S>,
+}
+
+/// Where back-substitution finds the rows.
+enum Rows<S: RibbonSettings> {
+    /// [`Memory::Full`]: the banding of every slot.
+    Full(Banding<S>),
+    /// [`Memory::Low`]: what banding each shard again takes.
+    Replay(Replay<S>),
+}
+
+/// What [`Memory::Low`]'s second pass bands each shard again from.
+struct Replay<S: RibbonSettings> {
+    hasher: Hasher<S>,
+    /// The seeded hashes, grouped by primary shard.
+    by_shard: Vec<u64>,
+    /// Where each shard's primary keys begin in `by_shard` (and the end).
+    offsets: Vec<usize>,
+    record: Record<S::CoeffRow>,
+}
+
+/// What the first pass records for [`Memory::Low`], shard by shard in
+/// slot order.
+struct Record<C> {
+    /// The seeded hashes of the keys bumped into each shard, grouped by
+    /// shard: shard `u`'s are `bumped[bumped_at[u]..bumped_at[u + 1]]`.
+    bumped: Vec<u64>,
+    bumped_at: Vec<usize>,
+    /// Each shard's carry: the rows at and after its first slot before any
+    /// of its equations is added (all within its first `w - 1` slots),
+    /// `carry_at[u]..carry_at[u + 1]` for shard `u`.
+    carry_at: Vec<usize>,
+    carry_offset: Vec<u8>,
+    carry_coeff: Vec<C>,
+    carry_result: Vec<u32>,
+}
+
+impl<C> Record<C> {
+    fn new() -> Self {
+        Self {
+            bumped: Vec::new(),
+            bumped_at: vec![0],
+            carry_at: vec![0],
+            carry_offset: Vec::new(),
+            carry_coeff: Vec::new(),
+            carry_result: Vec::new(),
+        }
+    }
+}
+
+impl<S: RibbonSettings> Banded<S> {
+    /// Back-substitutes the filter's `num_slots` slots into `out`, laid
+    /// out by `layout` (for `num_slots`), freeing the rows.
+    pub(crate) fn back_subst(self, layout: &InterleavedLayout<S>, out: &mut [u8]) {
+        match self.rows {
+            // The banding may have more slots than the filter (room the
+            // last shard did not need); every equation's coefficients name
+            // slots below `num_slots`, so those rows are empty and
+            // back-substituting the first `num_slots` slots is exact.
+            Rows::Full(banding) => layout.back_subst(&banding, out),
+            Rows::Replay(replay) => {
+                replay.back_subst(&self.geometry, &self.masks, self.num_slots, layout, out)
+            }
+        }
+    }
+}
+
+impl<S: RibbonSettings> Replay<S> {
+    /// The second pass of [`Memory::Low`]: bands each shard again, last
+    /// first, from its carry and the keys it kept, and back-substitutes
+    /// the blocks whose rows are then all known.
+    ///
+    /// Why this gives the bytes of [`Memory::Full`]: the first pass adds
+    /// every equation of a shard after those of the shards before it, so
+    /// the rows at and after the shard's first slot, before its
+    /// equations, are its carry; banding the carry and the equations the
+    /// shard kept (a bucket that was taken back left no trace) gives rows
+    /// with the same pivots, in the span of the same equations, whatever
+    /// the order. Back-substitution with free slots at zero has one
+    /// result for every such set of rows (one per pivot, spanning the
+    /// system), which is why the two passes may band in different orders.
+    fn back_subst(
+        &self,
+        geometry: &Geometry,
+        masks: &[u16],
+        num_slots: u32,
+        layout: &InterleavedLayout<S>,
+        out: &mut [u8],
+    ) {
+        let w = S::CoeffRow::BITS;
+        let last = geometry.last_shard();
+        let record = &self.record;
+        let mut window = Banding::<S>::new();
+        let mut state = BackSubstState::default();
+        // Blocks from `done_from` on are written; `pending` holds the rows
+        // of the slots from `pending_first` up to block `done_from`.
+        let mut done_from = num_slots / w;
+        let mut pending_first = num_slots;
+        let mut pending: Vec<(S::CoeffRow, u32)> = Vec::new();
+        let mut next_pending = Vec::new();
+        for shard in (0..=last).rev() {
+            let (first, starts) = geometry.range_of(shard);
+            debug_assert_eq!(
+                pending_first,
+                if shard == last { num_slots } else { first + starts }
+            );
+            let end = pending_first;
+            window.reset(starts + w - 1);
+            for c in record.carry_at[shard as usize]..record.carry_at[shard as usize + 1] {
+                let stored = window.store_row(
+                    u32::from(record.carry_offset[c]),
+                    record.carry_coeff[c],
+                    record.carry_result[c],
+                );
+                debug_assert!(stored, "a carry row is one the first pass stored");
+            }
+            let level_first = geometry.level_first_shard(geometry.level_of(shard).min(geometry.num_levels()));
+            let bumped = record.bumped
+                [record.bumped_at[shard as usize]..record.bumped_at[shard as usize + 1]]
+                .iter()
+                .map(|&h| (geometry.secondary_start(level_first - 1, mix(h)), h));
+            let mask = masks[shard as usize];
+            let kept = self.by_shard[self.offsets[shard as usize]..self.offsets[shard as usize + 1]]
+                .iter()
+                .filter(|&&h| mask >> bucket(mix(h)) & 1 == 1)
+                .map(|&h| (geometry.start_in_shard(shard, h), h));
+            // The first pass added these without a contradiction; the same
+            // set cannot contradict in another order. (Sorting them by start
+            // first, as the first pass's sweep does, measured no faster.)
+            let equations = bumped.chain(kept).map(|(start, h)| (start - first, h));
+            let added = add_all(&mut window, &self.hasher, equations, &mut NoObserver);
+            debug_assert!(added);
+            let row = |i: u32| -> (S::CoeffRow, u32) {
+                if i >= end {
+                    return pending[(i - end) as usize];
+                }
+                // Balanced filters are Standard Ribbon: an empty slot's
+                // result is 0.
+                window.load_row(i - first, false)
+            };
+            let lo = first.div_ceil(w).min(done_from);
+            if lo < done_from {
+                layout.back_subst_blocks(&mut state, lo..done_from, row, out);
+            }
+            next_pending.clear();
+            next_pending.extend((first..lo * w).map(row));
+            core::mem::swap(&mut pending, &mut next_pending);
+            pending_first = first;
+            done_from = lo;
+        }
+        debug_assert_eq!(done_from, 0);
+    }
 }
 
 /// Why one seed did not band.
@@ -108,14 +275,17 @@ enum SeedFailure {
 
 /// Bands `hashes` (64-bit key hashes) as a Balanced filter of `plan`,
 /// trying ordinal seeds from `first_seed` until one bands or `max_seeds`
-/// have failed. `last_shard_slots(k)` is the number of slots for the last
-/// shard's `k` keys (a Standard Ribbon's sizing), `max_slots` the most
-/// slots a filter may have. Returns the banded filter, or the number of
-/// seeds tried (`Err(None)`: too many slots).
+/// have failed, keeping the rows as `memory` says. `last_shard_slots(k)`
+/// is the number of slots for the last shard's `k` keys (a Standard
+/// Ribbon's sizing), `max_slots` the most slots a filter may have.
+/// Returns the banded filter, or the number of seeds tried (`Err(None)`:
+/// too many slots).
 ///
-/// Memory: the first seed groups the seeded hashes by shard into a new
-/// buffer and frees `hashes` before the banding is allocated, so the peak
-/// holds one copy of the hashes; later seeds regroup that buffer in place.
+/// Memory: with [`Memory::Full`], the first seed groups the seeded hashes
+/// by shard into a new buffer and frees `hashes` before the banding is
+/// allocated, so the peak holds one copy of the hashes and the banding;
+/// later seeds regroup that buffer in place. With [`Memory::Low`] every
+/// seed groups in place.
 pub(crate) fn band<S: RibbonSettings>(
     hashes: Vec<u64>,
     plan: &ShardPlan,
@@ -123,6 +293,7 @@ pub(crate) fn band<S: RibbonSettings>(
     max_seeds: u32,
     last_shard_slots: impl Fn(u64) -> u64,
     max_slots: u64,
+    memory: Memory,
 ) -> Result<Banded<S>, Option<u32>> {
     let w = u64::from(S::CoeffRow::BITS);
     let s = u64::from(plan.geometry.num_shards());
@@ -132,8 +303,10 @@ pub(crate) fn band<S: RibbonSettings>(
     let expected = (n as f64 * (1.0 + plan.overhead) * 1.002) as u64;
     let mut allocated = expected + last_shard_slots(2 * (n / s).max(1)) + 2 * w;
     let mut banding = Banding::<S>::new();
-    let mut source = Some(hashes);
-    let mut by_shard = Vec::new();
+    let (mut source, mut by_shard) = match memory {
+        Memory::Full => (Some(hashes), Vec::new()),
+        Memory::Low => (None, hashes),
+    };
     let tries = max_seeds.max(1);
     let mut attempt = 0;
     while attempt < tries {
@@ -142,6 +315,7 @@ pub(crate) fn band<S: RibbonSettings>(
         let mut geometry = plan.geometry;
         let hasher = Hasher::<S>::with_ordinal_seed(seed);
         let offsets = group_by_shard(&hasher, &geometry, source.take(), &mut by_shard);
+        let mut record = (memory == Memory::Low).then(Record::new);
         let mut ctx = SeedRun {
             plan,
             geometry: &mut geometry,
@@ -149,6 +323,8 @@ pub(crate) fn band<S: RibbonSettings>(
             banding: &mut banding,
             by_shard: &by_shard,
             allocated: allocated as u32,
+            base: 0,
+            record: record.as_mut(),
         };
         let result = ctx.run(&offsets, &last_shard_slots, max_slots);
         if result.is_err() {
@@ -160,13 +336,22 @@ pub(crate) fn band<S: RibbonSettings>(
         }
         match result {
             Ok((num_slots, masks)) => {
+                let rows = match record {
+                    None => Rows::Full(banding),
+                    Some(record) => Rows::Replay(Replay {
+                        hasher: Hasher::<S>::with_ordinal_seed(seed),
+                        by_shard,
+                        offsets,
+                        record,
+                    }),
+                };
                 return Ok(Banded {
                     seed,
                     geometry,
                     num_slots,
-                    banding,
                     masks,
-                })
+                    rows,
+                });
             }
             Err(SeedFailure::Contradiction) => attempt += 1,
             Err(SeedFailure::NeedSlots(m)) => allocated = m + m / 64,
@@ -272,10 +457,21 @@ struct SeedRun<'a, S: RibbonSettings> {
     /// The seeded hashes, grouped by primary shard ([`group_by_shard`]).
     by_shard: &'a [u64],
     allocated: u32,
+    /// The slot of the banding's slot 0: always 0 with [`Memory::Full`];
+    /// with [`Memory::Low`] the banding is a window that starts at the
+    /// current shard.
+    base: u32,
+    /// [`Memory::Low`]: what the second pass needs.
+    record: Option<&'a mut Record<S::CoeffRow>>,
 }
 
 impl<S: RibbonSettings> SeedRun<'_, S> {
     /// Bands every key: `Ok((num_slots, masks))` when each found its place.
+    ///
+    /// Shard by shard in slot order: the keys bumped into the shard (they
+    /// must all fit), then its own keys bucket by bucket. Every equation
+    /// of a shard is added after those of the shards before it, which is
+    /// what lets [`Memory::Low`] keep only a window.
     fn run(
         &mut self,
         offsets: &[usize],
@@ -285,14 +481,13 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         let w = S::CoeffRow::BITS;
         let num_shards = self.geometry.num_shards() as usize;
         let last = self.geometry.last_shard();
+        let low_memory = self.record.is_some();
 
-        self.banding.reset(self.allocated);
+        self.banding.reset(if low_memory { w } else { self.allocated });
         let mut masks = vec![KEEP_ALL; num_shards];
-        // Keys bumped from the previous level, and how many went to each
-        // shard of this one.
+        // Keys bumped from the previous level.
         let mut bumped: Vec<u64> = Vec::new();
         let mut next_bumped: Vec<u64> = Vec::new();
-        let mut bumped_into = vec![0u32; num_shards];
         let mut scratch = Scratch::default();
         let mut buckets = Buckets::default();
         for level in 0..self.geometry.num_levels() {
@@ -303,7 +498,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             self.geometry.set_level(level, slots);
             // `last_first` is now the end of this level.
             let level_end = u64::from(self.geometry.last_first);
-            if level_end + 2 * u64::from(w) > u64::from(self.allocated) {
+            if !low_memory && level_end + 2 * u64::from(w) > u64::from(self.allocated) {
                 let m = level_end + last_shard_slots(2 * u64::from(slots)) + 2 * u64::from(w);
                 return Err(if m > max_slots {
                     SeedFailure::TooLarge
@@ -311,51 +506,69 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                     SeedFailure::NeedSlots(m + m / 64)
                 });
             }
-            // Keys bumped into this level must fit: they go first, in
-            // start order.
+            // The keys bumped into this level, grouped by shard (a counting
+            // sort; the shard is worked out again rather than stored):
+            // `into_level[at[i]..at[i + 1]]` for shard `first + i`. With
+            // `Memory::Low` they go straight to the record, which keeps them
+            // for the second pass.
+            let geometry = *self.geometry;
+            let target = |h: u64| {
+                let start = geometry.secondary_start(first - 1, mix(h));
+                (geometry.shard_in_next_level(level - 1, start) - first) as usize
+            };
+            let mut at = vec![0usize; (end - first) as usize + 1];
             if level > 0 {
-                // Grouped by shard (a counting sort), then banded: each
-                // key's start and shard computed once.
-                let geometry = *self.geometry;
-                scratch.unsorted.clear();
-                scratch.shards.clear();
                 for &h in &bumped {
-                    let start = geometry.secondary_start(first - 1, mix(h));
-                    let shard = geometry.shard_in_next_level(level - 1, start);
-                    bumped_into[shard as usize] += 1;
-                    scratch.unsorted.push((start, h));
-                    scratch.shards.push(shard - first);
-                }
-                let mut at = vec![0usize; (end - first) as usize + 1];
-                for shard in first..end {
-                    at[(shard - first) as usize + 1] =
-                        at[(shard - first) as usize] + bumped_into[shard as usize] as usize;
-                }
-                scratch.sorted.clear();
-                scratch.sorted.resize(bumped.len(), (0, 0));
-                for (&key, &i) in scratch.unsorted.iter().zip(&scratch.shards) {
-                    scratch.sorted[at[i as usize]] = key;
-                    at[i as usize] += 1;
-                }
-                if !add_all(
-                    self.banding,
-                    &self.hasher,
-                    scratch.sorted.iter().copied(),
-                    &mut NoObserver,
-                ) {
-                    return Err(SeedFailure::Contradiction);
+                    at[target(h) + 1] += 1;
                 }
             }
+            prefix_sums(&mut at);
+            let (into_level, base) = match self.record.as_deref_mut() {
+                Some(record) => {
+                    let base = record.bumped.len();
+                    (&mut record.bumped, base)
+                }
+                None => (&mut scratch.into_level, 0),
+            };
+            into_level.truncate(base);
+            into_level.resize(base + bumped.len(), 0);
+            let mut fill = at.clone();
+            for &h in &bumped {
+                let t = target(h);
+                into_level[base + fill[t]] = h;
+                fill[t] += 1;
+            }
+            // Scattered: the level's own bumped keys take their room.
+            bumped = Vec::new();
             next_bumped.clear();
             for shard in first..end {
+                let (shard_first, starts) = geometry.range_of(shard);
+                self.enter_shard(shard_first, starts);
+                let i = (shard - first) as usize;
+                let into_level = match self.record.as_deref_mut() {
+                    Some(record) => {
+                        record.bumped_at.push(base + at[i + 1]);
+                        &record.bumped
+                    }
+                    None => &scratch.into_level,
+                };
+                scratch.into_shard.clear();
+                scratch
+                    .into_shard
+                    .extend_from_slice(&into_level[base + at[i]..base + at[i + 1]]);
+                let into = core::mem::take(&mut scratch.into_shard);
+                // (Level 1 has no bumped keys: `first - 1` is then never
+                // worked out.)
+                let equations = into
+                    .iter()
+                    .map(|&h| (geometry.secondary_start(first - 1, mix(h)), h));
+                if !self.add_all(equations, &mut NoObserver) {
+                    return Err(SeedFailure::Contradiction);
+                }
                 let primaries = &self.by_shard[offsets[shard as usize]..offsets[shard as usize + 1]];
                 buckets.fill(primaries);
-                let mask = self.fill_shard(
-                    shard,
-                    bumped_into[shard as usize] as usize,
-                    &buckets,
-                    &mut scratch,
-                );
+                let mask = self.fill_shard(shard, into.len(), &buckets, &mut scratch);
+                scratch.into_shard = into;
                 masks[shard as usize] = mask;
                 for b in (0..BUCKETS).filter(|b| mask >> b & 1 == 0) {
                     next_bumped.extend(buckets.keys(b));
@@ -376,7 +589,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         if num_slots > max_slots {
             return Err(SeedFailure::TooLarge);
         }
-        if num_slots > u64::from(self.allocated) {
+        if !low_memory && num_slots > u64::from(self.allocated) {
             return Err(SeedFailure::NeedSlots(num_slots));
         }
         self.geometry
@@ -384,17 +597,63 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         // Bumped from level `b`, the shard before the last, and the last
         // shard's own keys.
         let geometry = *self.geometry;
+        self.enter_shard(geometry.last_first, geometry.last_starts);
+        if let Some(record) = self.record.as_deref_mut() {
+            record.bumped.extend_from_slice(&bumped);
+            record.bumped_at.push(record.bumped.len());
+        }
         let bumped_keys = bumped
             .iter()
             .map(|&h| (geometry.secondary_start(last - 1, mix(h)), h));
         let own_keys = last_primaries
             .iter()
             .map(|&h| (geometry.primary_start(h, mix(h)), h));
-        let keys = bumped_keys.chain(own_keys);
-        if !add_all(self.banding, &self.hasher, keys, &mut NoObserver) {
+        if !self.add_all(bumped_keys.chain(own_keys), &mut NoObserver) {
             return Err(SeedFailure::Contradiction);
         }
         Ok((num_slots as u32, masks))
+    }
+
+    /// Makes ready to add the equations of the shard whose starts are
+    /// `first .. first + starts`, all those of earlier shards added. With
+    /// [`Memory::Low`], the window moves to `first` (the rows below are
+    /// final and dropped), grows to cover the shard's equations, and the
+    /// shard's carry is recorded: the rows left in it then all lie in its
+    /// first `w - 1` slots, since every equation so far started before
+    /// `first`.
+    fn enter_shard(&mut self, first: u32, starts: u32) {
+        let Some(record) = self.record.as_deref_mut() else {
+            return;
+        };
+        let w = S::CoeffRow::BITS;
+        self.banding.shift_down(first - self.base);
+        self.base = first;
+        self.banding.grow_to(starts + w - 1);
+        for i in 0..w - 1 {
+            let (c, r) = self.banding.load_row(i, false);
+            if c != S::CoeffRow::ZERO {
+                record.carry_offset.push(i as u8);
+                record.carry_coeff.push(c);
+                record.carry_result.push(r);
+            }
+        }
+        record.carry_at.push(record.carry_offset.len());
+    }
+
+    /// [`add_all`] for `(start, hash)` pairs whose starts are slots (not
+    /// relative to the window) of the current shard.
+    fn add_all<O: BandingObserver<S::CoeffRow>>(
+        &mut self,
+        keys: impl IntoIterator<Item = (u32, u64)>,
+        observer: &mut O,
+    ) -> bool {
+        let base = self.base;
+        add_all(
+            self.banding,
+            &self.hasher,
+            keys.into_iter().map(|(start, h)| (start - base, h)),
+            observer,
+        )
     }
 
     /// Adds the buckets of `shard`'s primary keys that fit, largest first,
@@ -423,8 +682,10 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         }
         if swept > 0 {
             scratch.sort_by_start(
-                order[..swept].iter().flat_map(|&b| buckets.keys(b)).copied(),
-                start_of,
+                order[..swept]
+                    .iter()
+                    .flat_map(|&b| buckets.keys(b))
+                    .map(|&h| (start_of(h), h)),
                 first,
                 starts,
             );
@@ -460,7 +721,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// (through `stored`, which records them).
     fn add_all_or_none(&mut self, keys: impl IntoIterator<Item = (u32, u64)>, stored: &mut Stored) -> bool {
         stored.clear();
-        if add_all(self.banding, &self.hasher, keys, stored) {
+        if self.add_all(keys, stored) {
             return true;
         }
         stored.undo(self.banding);
@@ -501,27 +762,24 @@ struct Scratch {
     sorted: Vec<(u32, u64)>,
     /// The same before sorting.
     unsorted: Vec<(u32, u64)>,
-    /// A shard (relative to its level's first) per key of `unsorted`.
-    shards: Vec<u32>,
     counts: Vec<u32>,
+    /// [`Memory::Full`]: the keys bumped into the current level, grouped
+    /// by shard.
+    into_level: Vec<u64>,
+    /// The keys bumped into the current shard.
+    into_shard: Vec<u64>,
 }
 
 impl Scratch {
-    /// Fills `sorted` with `keys` and their starts `start_of(key)` in
+    /// Fills `sorted` with `keys`, `(start, hash)` pairs with starts in
     /// `first .. first + starts`, ordered by start to within 8 slots (one
     /// counting sort).
-    fn sort_by_start(
-        &mut self,
-        keys: impl Iterator<Item = u64>,
-        start_of: impl Fn(u64) -> u32,
-        first: u32,
-        starts: u32,
-    ) {
+    fn sort_by_start(&mut self, keys: impl Iterator<Item = (u32, u64)>, first: u32, starts: u32) {
         let bins = (starts as usize >> 3) + 1;
         self.counts.clear();
         self.counts.resize(bins + 1, 0);
         self.unsorted.clear();
-        self.unsorted.extend(keys.map(|h| (start_of(h), h)));
+        self.unsorted.extend(keys);
         for &(start, _) in &self.unsorted {
             self.counts[((start - first) >> 3) as usize + 1] += 1;
         }

@@ -51,16 +51,24 @@
 //!
 //! # Construction
 //!
-//! See [`build`]. Levels are banded in order into one
-//! [`crate::alg::Banding`]: first the keys bumped into the level (they must
-//! all fit; otherwise the seed fails), then shard by shard the primary keys
-//! bucket by bucket, largest first (the largest, up to 90 % of the shard,
-//! in one sweep in start order). A bucket that does not fit entirely is
-//! taken back ([`crate::alg::Banding::clear_slot`] on the slots its keys
-//! were stored at, which [`crate::alg::BandingObserver::store`] reports)
-//! and bumped to the next level as a whole; the incremental banding makes
-//! this backtracking cheap. The last shard takes everything left and is
-//! sized for it like a Standard Ribbon filter once its keys are known.
+//! See [`build`]. Shards are banded in slot order into one
+//! [`crate::alg::Banding`], each shard after the shards before it: first
+//! the keys bumped into it from the level before (they must all fit;
+//! otherwise the seed fails), then its primary keys bucket by bucket,
+//! largest first (the largest, up to 90 % of the shard, in one sweep in
+//! start order). A bucket that does not fit entirely is taken back
+//! ([`crate::alg::Banding::clear_slot`] on the slots its keys were stored
+//! at, which [`crate::alg::BandingObserver::store`] reports) and bumped to
+//! the next level as a whole; the incremental banding makes this
+//! backtracking cheap. The last shard takes everything left and is sized
+//! for it like a Standard Ribbon filter once its keys are known.
+//!
+//! Since no equation starts before the shard being banded, the rows below
+//! it are final: construction in bounded memory
+//! ([`build::Memory::Low`], `Config::low_memory`) keeps only a window of
+//! one shard's rows, records what reaches into each shard from the one
+//! before, and bands every shard again, last first, to back-substitute
+//! (same bytes).
 //!
 //! Each level is sized from the keys that reach it (its own primary keys
 //! and those bumped from the level before), so that every shard again has
