@@ -1278,4 +1278,55 @@ mod tests {
             result_row: 0,
         });
     }
+
+    /// The window operations keep the storage invariant: `store_row` takes
+    /// only a row an add could have stored (bit 0 set, every bit naming a
+    /// slot of the banding, an empty slot), `shift_down` moves rows down
+    /// and empties the top, `grow_to` keeps every row; and adds after them
+    /// behave as in a banding that was never moved.
+    #[test]
+    fn window_operations_keep_rows_in_the_band() {
+        let mut b = Banding::<W32>::new();
+        b.reset(64);
+        assert!(!b.store_row(0, 0b10, 1), "bit 0 clear");
+        assert!(!b.store_row(40, u32::MAX, 1), "reaches past slot 63");
+        assert!(!b.store_row(64, 1, 1), "past the end");
+        assert!(b.store_row(32, u32::MAX, 1), "exactly to the last slot");
+        assert!(!b.store_row(32, 1, 0), "occupied");
+        assert!(b.store_row(5, 0b1011, 1));
+        assert_eq!(b.occupied_count(), 2);
+
+        b.shift_down(5);
+        assert_eq!(b.load_row(0, false), (0b1011, 1));
+        assert_eq!(b.load_row(27, false), (u32::MAX, 1));
+        assert_eq!(b.occupied_count(), 2);
+        assert!(
+            (59..64).all(|i| b.load_row(i, false) == (0, 0)),
+            "the top is emptied"
+        );
+        b.grow_to(96);
+        assert_eq!(b.num_slots(), 96);
+        assert_eq!(b.num_starts(), 65);
+        assert_eq!(b.load_row(27, false), (u32::MAX, 1));
+        b.grow_to(10);
+        assert_eq!(b.num_slots(), 96, "never shrinks");
+
+        // Adds meet the moved rows: the moved row's own equation at slot 0
+        // is redundant, and with the other result it contradicts.
+        assert!(b.add(Equation {
+            start: 0,
+            coeff_row: 0b1011,
+            result_row: 1,
+        }));
+        assert!(
+            !b.add(Equation {
+                start: 0,
+                coeff_row: 0b1011,
+                result_row: 0,
+            }),
+            "contradicts the moved row"
+        );
+        b.shift_down(1000);
+        assert_eq!(b.occupied_count(), 0, "a shift past the end empties it");
+    }
 }
