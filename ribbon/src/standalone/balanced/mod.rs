@@ -537,7 +537,7 @@ impl<S: RibbonSettings> BalancedState<S> {
             |k| {
                 let h = self.hasher.hash(k);
                 let site = self.site(meta, h);
-                arch::prefetch(solution, site.segment_num as usize * S::CoeffRow::BYTES);
+                site.prefetch(solution, S::CoeffRow::BYTES);
                 (h, site)
             },
             |(h, site)| self.layout.filter_query(&self.hasher, h, site, solution),
