@@ -1018,7 +1018,13 @@ mod tests {
         .iter()
         .enumerate()
         {
-            for seed in 0..6u64 {
+            // Under Miri (which interprets every access) the small cases
+            // and two seeds, one with a row of no coefficients, cover the
+            // edges of the band; the crowded cases are for `cargo test`.
+            if cfg!(miri) && n >= 400 {
+                continue;
+            }
+            for seed in 0..if cfg!(miri) { 2 } else { 6u64 } {
                 let mut one = Banding::<S>::new();
                 one.reset(num_slots);
                 let mut eqs = equations::<S::CoeffRow>(n, one.num_starts(), seed * 31 + case as u64);

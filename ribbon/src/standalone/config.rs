@@ -135,7 +135,7 @@ pub struct Config {
     /// version 2.
     pub balanced: bool,
     /// Balanced Ribbon: build in bounded memory. The first pass keeps a
-    /// window of one shard's rows instead of a banding of the whole
+    /// window of two shards' rows instead of a banding of the whole
     /// filter, and back-substitution bands each shard again from what
     /// that pass recorded; the key hashes are regrouped in place. Peak
     /// memory is then the key hashes, the finished filter and about 20

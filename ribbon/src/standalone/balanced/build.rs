@@ -90,7 +90,7 @@ pub(crate) enum Memory {
     /// key hashes), back-substituted at once: the fastest.
     #[default]
     Full,
-    /// A window of one shard's rows, and for back-substitution every shard
+    /// A window of two shards' rows, and for back-substitution every shard
     /// banded again, last first, from what the first pass recorded: the
     /// rows that reach into it from the shard before (its *carry*, fewer
     /// than `w`) and the keys it kept. The key hashes are grouped in place
@@ -135,11 +135,13 @@ struct Record<C> {
     /// shard: shard `u`'s are `bumped[bumped_at[u]..bumped_at[u + 1]]`.
     bumped: Vec<u64>,
     bumped_at: Vec<usize>,
-    /// Each shard's carry: the rows at and after its first slot before any
-    /// of its equations is added (all within its first `w - 1` slots),
-    /// `carry_at[u]..carry_at[u + 1]` for shard `u`.
+    /// Each shard's carry: the rows in its slots (and the `w - 1` after
+    /// the last shard's starts) before any of its own keys is added, less
+    /// the rows its bumped keys stored (the second pass adds those keys
+    /// again), `carry_at[u]..carry_at[u + 1]` for shard `u`, at offsets
+    /// from its first slot.
     carry_at: Vec<usize>,
-    carry_offset: Vec<u8>,
+    carry_offset: Vec<u32>,
     carry_coeff: Vec<C>,
     carry_result: Vec<u32>,
 }
@@ -180,12 +182,15 @@ impl<S: RibbonSettings> Replay<S> {
     /// the blocks whose rows are then all known.
     ///
     /// Why this gives the bytes of [`Memory::Full`]: the first pass adds
-    /// every equation of a shard after those of the shards before it, so
-    /// the rows at and after the shard's first slot, before its
-    /// equations, are its carry; banding the carry and the equations the
+    /// every primary equation of a shard after those of the shards before
+    /// it, and its bumped keys before its primary keys, so the rows in the
+    /// shard's slots when its primary keys come are those of the carry and
+    /// of its bumped keys, and span what the carry and the bumped keys
+    /// span; banding the carry, the bumped keys and the primary keys the
     /// shard kept (a bucket that was taken back left no trace) gives rows
-    /// with the same pivots, in the span of the same equations, whatever
-    /// the order. Back-substitution with free slots at zero has one
+    /// with the same pivots in the shard's slots, in the span of the same
+    /// equations, whatever the order. (Equations of later shards start
+    /// after the shard's slots and change no pivot in them.) Back-substitution with free slots at zero has one
     /// result for every such set of rows (one per pivot, spanning the
     /// system), which is why the two passes may band in different orders.
     fn back_subst(
@@ -217,7 +222,7 @@ impl<S: RibbonSettings> Replay<S> {
             window.reset(starts + w - 1);
             for c in record.carry_at[shard as usize]..record.carry_at[shard as usize + 1] {
                 let stored = window.store_row(
-                    u32::from(record.carry_offset[c]),
+                    record.carry_offset[c],
                     record.carry_coeff[c],
                     record.carry_result[c],
                 );
@@ -469,9 +474,16 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// Bands every key: `Ok((num_slots, masks))` when each found its place.
     ///
     /// Shard by shard in slot order: the keys bumped into the shard (they
-    /// must all fit), then its own keys bucket by bucket. Every equation
-    /// of a shard is added after those of the shards before it, which is
-    /// what lets [`Memory::Low`] keep only a window.
+    /// must all fit; the first shard of a level adds its own, the others
+    /// were added with the shard before), the keys bumped into the next
+    /// shard of the same level (they must fit too), then the shard's own
+    /// keys bucket by bucket. A shard's keys reach `w - 1` slots into the
+    /// next shard, so the next shard's bumped keys come first, as
+    /// `ribbonfilter`-style bumping wants: the primary buckets that would
+    /// crowd them out are bumped instead (banding them after the shard's
+    /// primary keys failed every seed for width 32 from 10^6 keys). No
+    /// primary equation of a shard is added before those of the shards
+    /// before it, which is what lets [`Memory::Low`] keep only a window.
     fn run(
         &mut self,
         offsets: &[usize],
@@ -541,34 +553,45 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             // Scattered: the level's own bumped keys take their room.
             bumped = Vec::new();
             next_bumped.clear();
+            // The bumped keys of shard `first + i`, and their starts.
+            let bumped_into = |into_level: &[u64], i: usize| -> Vec<(u32, u64)> {
+                into_level[base + at[i]..base + at[i + 1]]
+                    .iter()
+                    .map(|&h| (geometry.secondary_start(first - 1, mix(h)), h))
+                    .collect()
+            };
             for shard in first..end {
                 let (shard_first, starts) = geometry.range_of(shard);
-                self.enter_shard(shard_first, starts);
                 let i = (shard - first) as usize;
-                let into_level = match self.record.as_deref_mut() {
-                    Some(record) => {
-                        record.bumped_at.push(base + at[i + 1]);
-                        &record.bumped
-                    }
+                // Level 1 has no bumped keys (`first - 1` is then never
+                // worked out).
+                let next_has_bumped = level > 0 && shard + 1 < end;
+                let reach = if next_has_bumped { 2 * starts } else { starts } + w - 1;
+                self.enter_shard(shard_first, starts, reach, &mut scratch.guests);
+                if let Some(record) = self.record.as_deref_mut() {
+                    record.bumped_at.push(base + at[i + 1]);
+                }
+                let into_level: &[u64] = match self.record.as_deref() {
+                    Some(record) => &record.bumped,
                     None => &scratch.into_level,
                 };
-                scratch.into_shard.clear();
-                scratch
-                    .into_shard
-                    .extend_from_slice(&into_level[base + at[i]..base + at[i + 1]]);
-                let into = core::mem::take(&mut scratch.into_shard);
-                // (Level 1 has no bumped keys: `first - 1` is then never
-                // worked out.)
-                let equations = into
-                    .iter()
-                    .map(|&h| (geometry.secondary_start(first - 1, mix(h)), h));
-                if !self.add_all(equations, &mut NoObserver) {
+                let own = (shard == first && level > 0).then(|| bumped_into(into_level, i));
+                let guests = next_has_bumped.then(|| bumped_into(into_level, i + 1));
+                if own.is_some_and(|own| !self.add_all(own, &mut NoObserver)) {
                     return Err(SeedFailure::Contradiction);
+                }
+                if let Some(guests) = guests {
+                    scratch.guests.clear();
+                    if !self.add_all(guests, &mut scratch.guests) {
+                        return Err(SeedFailure::Contradiction);
+                    }
+                    for slot in &mut scratch.guests.0 {
+                        *slot += self.base;
+                    }
                 }
                 let primaries = &self.by_shard[offsets[shard as usize]..offsets[shard as usize + 1]];
                 buckets.fill(primaries);
-                let mask = self.fill_shard(shard, into.len(), &buckets, &mut scratch);
-                scratch.into_shard = into;
+                let mask = self.fill_shard(shard, at[i + 1] - at[i], &buckets, &mut scratch);
                 masks[shard as usize] = mask;
                 for b in (0..BUCKETS).filter(|b| mask >> b & 1 == 0) {
                     next_bumped.extend(buckets.keys(b));
@@ -597,7 +620,13 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         // Bumped from level `b`, the shard before the last, and the last
         // shard's own keys.
         let geometry = *self.geometry;
-        self.enter_shard(geometry.last_first, geometry.last_starts);
+        let last_starts = geometry.last_starts;
+        self.enter_shard(
+            geometry.last_first,
+            last_starts,
+            last_starts + w - 1,
+            &mut scratch.guests,
+        );
         if let Some(record) = self.record.as_deref_mut() {
             record.bumped.extend_from_slice(&bumped);
             record.bumped_at.push(record.bumped.len());
@@ -615,28 +644,33 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     }
 
     /// Makes ready to add the equations of the shard whose starts are
-    /// `first .. first + starts`, all those of earlier shards added. With
-    /// [`Memory::Low`], the window moves to `first` (the rows below are
-    /// final and dropped), grows to cover the shard's equations, and the
-    /// shard's carry is recorded: the rows left in it then all lie in its
-    /// first `w - 1` slots, since every equation so far started before
-    /// `first`.
-    fn enter_shard(&mut self, first: u32, starts: u32) {
+    /// `first .. first + starts`, all primary equations of earlier shards
+    /// added. With [`Memory::Low`], the window moves to `first` (the rows
+    /// below are final and dropped) and grows to `reach` slots, and the
+    /// shard's carry is recorded: the rows in its first `starts + w - 1`
+    /// slots except those at `guests` (absolute slots, where the shard's
+    /// bumped keys were stored; the second pass adds those keys again).
+    /// Rows further on have pivots after the shard's slots and matter
+    /// only to the next shard, whose carry they are part of.
+    fn enter_shard(&mut self, first: u32, starts: u32, reach: u32, guests: &mut Stored) {
         let Some(record) = self.record.as_deref_mut() else {
             return;
         };
         let w = S::CoeffRow::BITS;
         self.banding.shift_down(first - self.base);
         self.base = first;
-        self.banding.grow_to(starts + w - 1);
-        for i in 0..w - 1 {
+        self.banding.grow_to(reach);
+        guests.0.sort_unstable();
+        let carried = (starts + w - 1).min(self.banding.num_slots());
+        for i in 0..carried {
             let (c, r) = self.banding.load_row(i, false);
-            if c != S::CoeffRow::ZERO {
-                record.carry_offset.push(i as u8);
+            if c != S::CoeffRow::ZERO && guests.0.binary_search(&(first + i)).is_err() {
+                record.carry_offset.push(i);
                 record.carry_coeff.push(c);
                 record.carry_result.push(r);
             }
         }
+        guests.clear();
         record.carry_at.push(record.carry_offset.len());
     }
 
@@ -766,8 +800,8 @@ struct Scratch {
     /// [`Memory::Full`]: the keys bumped into the current level, grouped
     /// by shard.
     into_level: Vec<u64>,
-    /// The keys bumped into the current shard.
-    into_shard: Vec<u64>,
+    /// Where the keys bumped into the next shard were stored.
+    guests: Stored,
 }
 
 impl Scratch {
