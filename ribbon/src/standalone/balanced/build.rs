@@ -553,12 +553,15 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             // Scattered: the level's own bumped keys take their room.
             bumped = Vec::new();
             next_bumped.clear();
-            // The bumped keys of shard `first + i`, and their starts.
-            let bumped_into = |into_level: &[u64], i: usize| -> Vec<(u32, u64)> {
-                into_level[base + at[i]..base + at[i + 1]]
-                    .iter()
-                    .map(|&h| (geometry.secondary_start(first - 1, mix(h)), h))
-                    .collect()
+            // The bumped keys of shard `first + i`, with their starts, into
+            // `out`.
+            let bumped_into = |into_level: &[u64], i: usize, out: &mut Vec<(u32, u64)>| {
+                out.clear();
+                out.extend(
+                    into_level[base + at[i]..base + at[i + 1]]
+                        .iter()
+                        .map(|&h| (geometry.secondary_start(first - 1, mix(h)), h)),
+                );
             };
             for shard in first..end {
                 let (shard_first, starts) = geometry.range_of(shard);
@@ -575,14 +578,19 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                     Some(record) => &record.bumped,
                     None => &scratch.into_level,
                 };
-                let own = (shard == first && level > 0).then(|| bumped_into(into_level, i));
-                let guests = next_has_bumped.then(|| bumped_into(into_level, i + 1));
-                if own.is_some_and(|own| !self.add_all(own, &mut NoObserver)) {
+                let own = shard == first && level > 0;
+                if own {
+                    bumped_into(into_level, i, &mut scratch.own_equations);
+                }
+                if next_has_bumped {
+                    bumped_into(into_level, i + 1, &mut scratch.guest_equations);
+                }
+                if own && !self.add_all(scratch.own_equations.iter().copied(), &mut NoObserver) {
                     return Err(SeedFailure::Contradiction);
                 }
-                if let Some(guests) = guests {
+                if next_has_bumped {
                     scratch.guests.clear();
-                    if !self.add_all(guests, &mut scratch.guests) {
+                    if !self.add_all(scratch.guest_equations.iter().copied(), &mut scratch.guests) {
                         return Err(SeedFailure::Contradiction);
                     }
                     for slot in &mut scratch.guests.0 {
@@ -802,6 +810,10 @@ struct Scratch {
     into_level: Vec<u64>,
     /// Where the keys bumped into the next shard were stored.
     guests: Stored,
+    /// The keys bumped into the first shard of a level, with their starts.
+    own_equations: Vec<(u32, u64)>,
+    /// The keys bumped into the next shard, with their starts.
+    guest_equations: Vec<(u32, u64)>,
 }
 
 impl Scratch {
