@@ -1020,7 +1020,8 @@ mod tests {
         {
             // Under Miri (which interprets every access) the small cases
             // and two seeds, one with a row of no coefficients, cover the
-            // edges of the band; the crowded cases are for `cargo test`.
+            // edges of the band; the crowded cases and the comparison of
+            // solutions are for `cargo test`.
             if cfg!(miri) && n >= 400 {
                 continue;
             }
@@ -1051,7 +1052,10 @@ mod tests {
                 if sequential {
                     assert_eq!(count.0, one.occupied_count());
                     assert_eq!(interleaved.occupied_count(), one.occupied_count());
-                    assert_eq!(simple_back_subst(&interleaved, 32), simple_back_subst(&one, 32));
+                    // (A functional check, and slow under Miri.)
+                    if !cfg!(miri) {
+                        assert_eq!(simple_back_subst(&interleaved, 32), simple_back_subst(&one, 32));
+                    }
                 }
             }
         }

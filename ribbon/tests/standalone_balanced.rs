@@ -206,6 +206,23 @@ fn low_memory_construction_writes_the_same_bytes() {
                 }
             }
         }
+        // Every key twice: redundant equations.
+        {
+            let keys: Vec<u64> = hashes(30_000, 7).into_iter().flat_map(|h| [h, h]).collect();
+            let full = Config::balanced(width, 7.0);
+            let low = Config {
+                low_memory: true,
+                ..full.clone()
+            };
+            match (
+                Ribbon::from_hashes(&keys, &full),
+                Ribbon::from_hashes(&keys, &low),
+            ) {
+                (Ok(a), Ok(b)) => assert!(a.as_bytes() == b.as_bytes(), "{full:?}: different bytes"),
+                (Err(a), Err(b)) => assert_eq!(a, b, "{full:?}"),
+                (a, b) => panic!("{full:?}: full {:?}, low memory {:?}", a.err(), b.err()),
+            }
+        }
     }
 }
 

@@ -92,8 +92,8 @@ pub(crate) enum Memory {
     Full,
     /// A window of two shards' rows, and for back-substitution every shard
     /// banded again, last first, from what the first pass recorded: the
-    /// rows that reach into it from the shard before (its *carry*, fewer
-    /// than `w`) and the keys it kept. The key hashes are grouped in place
+    /// rows that reach into it from the shards before (its *carry*) and the
+    /// keys it kept. The key hashes are grouped in place
     /// and no banding of the whole filter exists, so the peak holds the
     /// hashes, the finished filter and a few bits per key.
     Low,
@@ -135,11 +135,12 @@ struct Record<C> {
     /// shard: shard `u`'s are `bumped[bumped_at[u]..bumped_at[u + 1]]`.
     bumped: Vec<u64>,
     bumped_at: Vec<usize>,
-    /// Each shard's carry: the rows in its slots (and the `w - 1` after
-    /// the last shard's starts) before any of its own keys is added, less
-    /// the rows its bumped keys stored (the second pass adds those keys
-    /// again), `carry_at[u]..carry_at[u + 1]` for shard `u`, at offsets
-    /// from its first slot.
+    /// Each shard's carry: the rows at the slots it back-substitutes (its
+    /// starts; for the last shard also the `w - 1` slots after them) once
+    /// the equations of the shards before it are all added, less the rows
+    /// its bumped keys stored (the second pass adds those keys again),
+    /// `carry_at[u]..carry_at[u + 1]` for shard `u`, at offsets from its
+    /// first slot.
     carry_at: Vec<usize>,
     carry_offset: Vec<u32>,
     carry_coeff: Vec<C>,
@@ -181,18 +182,22 @@ impl<S: RibbonSettings> Replay<S> {
     /// first, from its carry and the keys it kept, and back-substitutes
     /// the blocks whose rows are then all known.
     ///
-    /// Why this gives the bytes of [`Memory::Full`]: the first pass adds
-    /// every primary equation of a shard after those of the shards before
-    /// it, and its bumped keys before its primary keys, so the rows in the
-    /// shard's slots when its primary keys come are those of the carry and
-    /// of its bumped keys, and span what the carry and the bumped keys
-    /// span; banding the carry, the bumped keys and the primary keys the
-    /// shard kept (a bucket that was taken back left no trace) gives rows
-    /// with the same pivots in the shard's slots, in the span of the same
-    /// equations, whatever the order. (Equations of later shards start
-    /// after the shard's slots and change no pivot in them.) Back-substitution with free slots at zero has one
-    /// result for every such set of rows (one per pivot, spanning the
-    /// system), which is why the two passes may band in different orders.
+    /// Why this gives the bytes of [`Memory::Full`]: take a shard with
+    /// slots `a..b` (its starts; for the last shard, to the end). The
+    /// first pass adds every equation that starts before `a` before the
+    /// shard's primary keys, and every other equation starts at `a` or
+    /// later: those of the shard, its bumped keys and, from the shard
+    /// before, the keys bumped into the next shard (which start at `b` or
+    /// later, so store rows only there). A row with its pivot in `a..b`
+    /// is therefore a carry row, a row of the shard's bumped keys (which
+    /// met only carry rows and each other) or one of its kept keys that
+    /// stopped before `b` (which met only rows in `a..b`): in the span of
+    /// the carry, the bumped keys and the kept keys. Banding those again
+    /// (a bucket that was taken back left no trace) gives rows with the
+    /// same pivots in `a..b`, each satisfied by the full solution, and
+    /// back-substitution with free slots at zero, given the solution from
+    /// `b` on, has one result for every such set of rows, which is why the
+    /// two passes may band in different orders.
     fn back_subst(
         &self,
         geometry: &Geometry,
@@ -306,6 +311,9 @@ pub(crate) fn band<S: RibbonSettings>(
     // Room for the expected slots and the last shard with twice its keys
     // (more is allocated when needed).
     let expected = (n as f64 * (1.0 + plan.overhead) * 1.002) as u64;
+    if expected > max_slots {
+        return Err(None);
+    }
     let mut allocated = expected + last_shard_slots(2 * (n / s).max(1)) + 2 * w;
     let mut banding = Banding::<S>::new();
     let (mut source, mut by_shard) = match memory {
@@ -507,9 +515,15 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             let end = self.geometry.level_first_shard(level + 1);
             let supply = (offsets[end as usize] - offsets[first as usize]) + bumped.len();
             let slots = self.plan.level_slots(supply as f64 / f64::from(end - first));
+            // The end of this level, checked before the geometry's `u32`
+            // arithmetic: a level (with the window of two of its shards)
+            // that does not fit is too large in either mode.
+            let level_end = u64::from(self.geometry.last_first) + u64::from(slots) * u64::from(end - first);
+            if level_end + 2 * u64::from(slots) + 2 * u64::from(w) > max_slots {
+                return Err(SeedFailure::TooLarge);
+            }
             self.geometry.set_level(level, slots);
-            // `last_first` is now the end of this level.
-            let level_end = u64::from(self.geometry.last_first);
+            debug_assert_eq!(u64::from(self.geometry.last_first), level_end);
             if !low_memory && level_end + 2 * u64::from(w) > u64::from(self.allocated) {
                 let m = level_end + last_shard_slots(2 * u64::from(slots)) + 2 * u64::from(w);
                 return Err(if m > max_slots {
@@ -570,7 +584,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                 // worked out).
                 let next_has_bumped = level > 0 && shard + 1 < end;
                 let reach = if next_has_bumped { 2 * starts } else { starts } + w - 1;
-                self.enter_shard(shard_first, starts, reach, &mut scratch.guests);
+                self.enter_shard(shard_first, starts, reach, starts, &mut scratch.guests);
                 if let Some(record) = self.record.as_deref_mut() {
                     record.bumped_at.push(base + at[i + 1]);
                 }
@@ -590,7 +604,14 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                 }
                 if next_has_bumped {
                     scratch.guests.clear();
-                    if !self.add_all(scratch.guest_equations.iter().copied(), &mut scratch.guests) {
+                    let guests = scratch.guest_equations.iter().copied();
+                    // Only the carry of `Memory::Low` needs their slots.
+                    let added = if low_memory {
+                        self.add_all(guests, &mut scratch.guests)
+                    } else {
+                        self.add_all(guests, &mut NoObserver)
+                    };
+                    if !added {
                         return Err(SeedFailure::Contradiction);
                     }
                     for slot in &mut scratch.guests.0 {
@@ -629,10 +650,13 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         // shard's own keys.
         let geometry = *self.geometry;
         let last_starts = geometry.last_starts;
+        // The last shard back-substitutes up to the end of the filter.
+        let window = last_starts + w - 1;
         self.enter_shard(
             geometry.last_first,
             last_starts,
-            last_starts + w - 1,
+            window,
+            window,
             &mut scratch.guests,
         );
         if let Some(record) = self.record.as_deref_mut() {
@@ -655,21 +679,21 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// `first .. first + starts`, all primary equations of earlier shards
     /// added. With [`Memory::Low`], the window moves to `first` (the rows
     /// below are final and dropped) and grows to `reach` slots, and the
-    /// shard's carry is recorded: the rows in its first `starts + w - 1`
-    /// slots except those at `guests` (absolute slots, where the shard's
-    /// bumped keys were stored; the second pass adds those keys again).
-    /// Rows further on have pivots after the shard's slots and matter
-    /// only to the next shard, whose carry they are part of.
-    fn enter_shard(&mut self, first: u32, starts: u32, reach: u32, guests: &mut Stored) {
+    /// shard's carry is recorded: the rows in its first `carried` slots
+    /// (those its second pass back-substitutes: its starts, and for the
+    /// last shard the `w - 1` slots after them) except those at `guests`
+    /// (absolute slots, where the shard's bumped keys were stored; the
+    /// second pass adds those keys again). Rows further on have pivots in
+    /// the next shard and are part of its carry.
+    fn enter_shard(&mut self, first: u32, starts: u32, reach: u32, carried: u32, guests: &mut Stored) {
         let Some(record) = self.record.as_deref_mut() else {
             return;
         };
-        let w = S::CoeffRow::BITS;
+        debug_assert!(carried < starts + S::CoeffRow::BITS && carried <= reach);
         self.banding.shift_down(first - self.base);
         self.base = first;
         self.banding.grow_to(reach);
         guests.0.sort_unstable();
-        let carried = (starts + w - 1).min(self.banding.num_slots());
         for i in 0..carried {
             let (c, r) = self.banding.load_row(i, false);
             if c != S::CoeffRow::ZERO && guests.0.binary_search(&(first + i)).is_err() {
@@ -908,6 +932,28 @@ impl Buckets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alg::Settings;
+
+    /// A filter that needs more slots than it may have (here shards sized
+    /// for 101 slots a key) is an error before any allocation, in both
+    /// modes; with room, the same plan bands.
+    #[test]
+    fn too_many_slots_are_refused_in_both_modes() {
+        type W64 = Settings<u64, true, false, false>;
+        let n = 40_000u64;
+        let hashes: Vec<u64> = (0..n).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let plan = plan_shards(64, n, 100.0);
+        assert!(plan.geometry.num_levels() > 1);
+        let last = |k: u64| k + k / 10 + 64;
+        for memory in [Memory::Full, Memory::Low] {
+            for max_slots in [n, 101 * n, 60 * n] {
+                let r = band::<W64>(hashes.clone(), &plan, 0, 4, last, max_slots, memory);
+                assert!(matches!(r, Err(None)), "{memory:?}, at most {max_slots} slots");
+            }
+            let ok = band::<W64>(hashes.clone(), &plan, 0, 4, last, 1 << 32, memory);
+            assert!(ok.is_ok(), "{memory:?}: room for all");
+        }
+    }
 
     /// The in-place regrouping of later seeds gives each shard exactly its
     /// keys, for shard counts below, at and above one pass's 256 groups.

@@ -53,11 +53,12 @@
 //!
 //! See [`build`]. Shards are banded in slot order into one
 //! [`crate::alg::Banding`], each shard after the shards before it: first
-//! the keys bumped into it from the level before and those bumped into
-//! the next shard of its level, whose first `w - 1` slots its own keys
-//! reach (they must all fit; otherwise the seed fails), then its primary
-//! keys bucket by bucket, largest first (the largest, up to 90 % of the shard, in one sweep in
-//! start order). A bucket that does not fit entirely is taken back
+//! the keys bumped into the next shard of its level, whose first `w - 1`
+//! slots its own keys reach (the keys bumped into a shard are so added
+//! with the shard before it; the first shard of a level adds its own),
+//! and these must all fit, otherwise the seed fails; then its primary
+//! keys bucket by bucket, largest first (the largest, up to 90 % of the
+//! shard, in one sweep in start order). A bucket that does not fit entirely is taken back
 //! ([`crate::alg::Banding::clear_slot`] on the slots its keys were stored
 //! at, which [`crate::alg::BandingObserver::store`] reports) and bumped to
 //! the next level as a whole; the incremental banding makes this
