@@ -21,7 +21,11 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR=${MIRI_TARGET_DIR:-/var/tmp/rocks-ribbon-miri-target}
+# One target directory per checkout: cargo-miri's test runners record the
+# checkout they were built in, and one directory shared by two clones ran the
+# other clone's sources (or failed once that clone was deleted).
+checkout=$(pwd -P | sha256sum | cut -c1-16)
+export CARGO_TARGET_DIR=${MIRI_TARGET_DIR:-/var/tmp/rocks-ribbon-miri-target/$checkout}
 
 if ! cargo +nightly miri --version >/dev/null 2>&1; then
     echo "miri-smoke: installing Miri (rustup component add --toolchain nightly miri rust-src)"
