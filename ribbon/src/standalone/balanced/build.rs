@@ -486,10 +486,10 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// were added with the shard before), the keys bumped into the next
     /// shard of the same level (they must fit too), then the shard's own
     /// keys bucket by bucket. A shard's keys reach `w - 1` slots into the
-    /// next shard, so the next shard's bumped keys come first, as
-    /// `ribbonfilter`-style bumping wants: the primary buckets that would
-    /// crowd them out are bumped instead (banding them after the shard's
-    /// primary keys failed every seed for width 32 from 10^6 keys). No
+    /// next shard, so the next shard's bumped keys come first: the primary
+    /// buckets that would crowd them out are bumped instead (banding them
+    /// after the shard's primary keys failed every seed for width 32 from
+    /// 10^6 keys). No
     /// primary equation of a shard is added before those of the shards
     /// before it, which is what lets [`Memory::Low`] keep only a window.
     fn run(
@@ -584,39 +584,36 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                 // worked out).
                 let next_has_bumped = level > 0 && shard + 1 < end;
                 let reach = if next_has_bumped { 2 * starts } else { starts } + w - 1;
-                self.enter_shard(shard_first, starts, reach, starts, &mut scratch.guests);
+                self.enter_shard(shard_first, reach, starts, &mut scratch.guests);
                 if let Some(record) = self.record.as_deref_mut() {
                     record.bumped_at.push(base + at[i + 1]);
                 }
-                let into_level: &[u64] = match self.record.as_deref() {
-                    Some(record) => &record.bumped,
-                    None => &scratch.into_level,
-                };
+                // The shard's own bumped keys (only the first shard of a
+                // level: the others' came with the shard before), then the
+                // next shard's ("guests"), whose slots `Memory::Low`'s carry
+                // of the next shard leaves out.
                 let own = shard == first && level > 0;
-                if own {
-                    bumped_into(into_level, i, &mut scratch.own_equations);
-                }
-                if next_has_bumped {
-                    bumped_into(into_level, i + 1, &mut scratch.guest_equations);
-                }
-                if own && !self.add_all(scratch.own_equations.iter().copied(), &mut NoObserver) {
-                    return Err(SeedFailure::Contradiction);
-                }
-                if next_has_bumped {
-                    scratch.guests.clear();
-                    let guests = scratch.guest_equations.iter().copied();
-                    // Only the carry of `Memory::Low` needs their slots.
-                    let added = if low_memory {
-                        self.add_all(guests, &mut scratch.guests)
+                for (wanted, j) in [(own, i), (next_has_bumped, i + 1)] {
+                    if !wanted {
+                        continue;
+                    }
+                    let into_level: &[u64] = match self.record.as_deref() {
+                        Some(record) => &record.bumped,
+                        None => &scratch.into_level,
+                    };
+                    bumped_into(into_level, j, &mut scratch.bumped_equations);
+                    let keys = scratch.bumped_equations.iter().copied();
+                    let added = if j > i && low_memory {
+                        self.add_all(keys, &mut scratch.guests)
                     } else {
-                        self.add_all(guests, &mut NoObserver)
+                        self.add_all(keys, &mut NoObserver)
                     };
                     if !added {
                         return Err(SeedFailure::Contradiction);
                     }
-                    for slot in &mut scratch.guests.0 {
-                        *slot += self.base;
-                    }
+                }
+                for slot in &mut scratch.guests.0 {
+                    *slot += self.base;
                 }
                 let primaries = &self.by_shard[offsets[shard as usize]..offsets[shard as usize + 1]];
                 buckets.fill(primaries);
@@ -649,16 +646,9 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         // Bumped from level `b`, the shard before the last, and the last
         // shard's own keys.
         let geometry = *self.geometry;
-        let last_starts = geometry.last_starts;
         // The last shard back-substitutes up to the end of the filter.
-        let window = last_starts + w - 1;
-        self.enter_shard(
-            geometry.last_first,
-            last_starts,
-            window,
-            window,
-            &mut scratch.guests,
-        );
+        let window = geometry.last_starts + w - 1;
+        self.enter_shard(geometry.last_first, window, window, &mut scratch.guests);
         if let Some(record) = self.record.as_deref_mut() {
             record.bumped.extend_from_slice(&bumped);
             record.bumped_at.push(record.bumped.len());
@@ -675,9 +665,8 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         Ok((num_slots as u32, masks))
     }
 
-    /// Makes ready to add the equations of the shard whose starts are
-    /// `first .. first + starts`, all primary equations of earlier shards
-    /// added. With [`Memory::Low`], the window moves to `first` (the rows
+    /// Makes ready to add the equations of the shard whose first start is
+    /// `first`, all primary equations of earlier shards added. With [`Memory::Low`], the window moves to `first` (the rows
     /// below are final and dropped) and grows to `reach` slots, and the
     /// shard's carry is recorded: the rows in its first `carried` slots
     /// (those its second pass back-substitutes: its starts, and for the
@@ -685,11 +674,11 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// (absolute slots, where the shard's bumped keys were stored; the
     /// second pass adds those keys again). Rows further on have pivots in
     /// the next shard and are part of its carry.
-    fn enter_shard(&mut self, first: u32, starts: u32, reach: u32, carried: u32, guests: &mut Stored) {
+    fn enter_shard(&mut self, first: u32, reach: u32, carried: u32, guests: &mut Stored) {
         let Some(record) = self.record.as_deref_mut() else {
             return;
         };
-        debug_assert!(carried < starts + S::CoeffRow::BITS && carried <= reach);
+        debug_assert!(carried <= reach);
         self.banding.shift_down(first - self.base);
         self.base = first;
         self.banding.grow_to(reach);
@@ -834,10 +823,8 @@ struct Scratch {
     into_level: Vec<u64>,
     /// Where the keys bumped into the next shard were stored.
     guests: Stored,
-    /// The keys bumped into the first shard of a level, with their starts.
-    own_equations: Vec<(u32, u64)>,
-    /// The keys bumped into the next shard, with their starts.
-    guest_equations: Vec<(u32, u64)>,
+    /// Keys bumped into a shard, with their starts.
+    bumped_equations: Vec<(u32, u64)>,
 }
 
 impl Scratch {

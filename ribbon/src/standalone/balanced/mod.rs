@@ -58,7 +58,8 @@
 //! with the shard before it; the first shard of a level adds its own),
 //! and these must all fit, otherwise the seed fails; then its primary
 //! keys bucket by bucket, largest first (the largest, up to 90 % of the
-//! shard, in one sweep in start order). A bucket that does not fit entirely is taken back
+//! shard, in one sweep in start order). A bucket that does not fit
+//! entirely is taken back
 //! ([`crate::alg::Banding::clear_slot`] on the slots its keys were stored
 //! at, which [`crate::alg::BandingObserver::store`] reports) and bumped to
 //! the next level as a whole; the incremental banding makes this
