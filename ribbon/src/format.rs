@@ -27,10 +27,12 @@
 //! Ribbon, and every other block is read by the rules above
 //! ([`FilterReader::in_family`]).
 
+use crate::batch::answer_in_batches;
 use crate::bloom::{
     fast_local, legacy, FastLocalBloomImpl, FastLocalBloomReader, LegacyBloomReader, LegacyLocalityBloomImpl,
 };
 use crate::hash::{bloom_hash, get_slice_hash64};
+use crate::solution::QuerySite;
 use crate::standalone::RibbonRef;
 use crate::standard128::{self, Standard128Reader};
 use crate::trailer::{self, Marker, Parsed, METADATA_LEN};
@@ -320,6 +322,36 @@ impl<'a> FilterReader<'a> {
         }
     }
 
+    /// [`may_match_hash`](Self::may_match_hash) for hashes asked of
+    /// several filters: `out[i] = readers[r].may_match_hash(h)` for
+    /// `queries[i] = (r, h)`, in the batches of
+    /// [`may_match_many_hashes`](Self::may_match_many_hashes), whose memory
+    /// fetches overlap across the filters. For the partitions of one
+    /// filter asked in key order: no grouping of the keys by partition.
+    ///
+    /// # Panics
+    /// When `out.len() != queries.len()`, or a query names a reader past
+    /// `readers`.
+    pub fn may_match_hashes_across(readers: &[FilterReader<'_>], queries: &[(usize, u64)], out: &mut [bool]) {
+        assert_eq!(queries.len(), out.len(), "one answer slot per query");
+        answer_in_batches(
+            queries,
+            out,
+            |(r, h)| match &readers[r] {
+                FilterReader::Standard128Ribbon(rr) => (r, rr.prepare_hash(h)),
+                FilterReader::FastLocalBloom(b) => {
+                    b.prefetch_hash(h);
+                    (r, (h, QuerySite::default()))
+                }
+                _ => (r, (h, QuerySite::default())),
+            },
+            |(r, (h, site))| match &readers[r] {
+                FilterReader::Standard128Ribbon(rr) => rr.answer_prepared((h, site)),
+                other => other.may_match_hash(h),
+            },
+        );
+    }
+
     /// What kind of filter this is, and its parameters.
     pub fn describe(&self) -> FilterDescription {
         match self {
@@ -566,6 +598,79 @@ mod tests {
             Err(e) => e,
             Ok(r) => panic!("{bytes:02x?} parsed as {}", r.describe()),
         }
+    }
+
+    /// Hashes asked across readers of every kind, in an order that jumps
+    /// between them: each answer is its own reader's single answer, and
+    /// each member is found.
+    #[test]
+    fn hashes_asked_across_readers_answer_as_each_reader() {
+        use crate::balanced_policy::{BalancedBuilder, BalancedPolicy};
+        let mut blocks: Vec<(Family, Vec<u8>)> = [
+            ("ribbonfilter:10", 7, 3000),
+            ("bloomfilter:10", 7, 2000),
+            ("bloomfilter:10", 4, 500),
+            ("ribbonfilter:10", 7, 0),
+            ("ribbonfilter:8", 6, 50),
+        ]
+        .iter()
+        .map(|&(policy, fv, n)| (Family::Builtin, built(policy, fv, n)))
+        .collect();
+        let mut b =
+            BalancedBuilder::new(&BalancedPolicy::new(10.0, -1), &BuildContext::sst_file_writer(7)).unwrap();
+        for i in 0..40_000u32 {
+            b.add_key(&i.to_le_bytes());
+        }
+        blocks.push((Family::BalancedRibbon, b.finish()));
+        blocks.push((Family::Builtin, vec![0; 5]));
+        let mut readers: Vec<FilterReader<'_>> = blocks
+            .iter()
+            .map(|(family, block)| FilterReader::in_family(*family, block))
+            .collect();
+        readers.push(FilterReader::AlwaysTrue);
+        let kinds: Vec<&str> = readers.iter().map(|r| r.describe().kind_name()).collect();
+        for kind in [
+            "Standard128Ribbon",
+            "FastLocalBloom",
+            "LegacyBloom",
+            "BalancedRibbon",
+            "AlwaysFalse",
+            "AlwaysTrue",
+        ] {
+            assert!(kinds.contains(&kind), "{kind} not among {kinds:?}");
+        }
+        let queries: Vec<(usize, u64)> = (0..200_000u32)
+            .map(|i| {
+                let r = (i.wrapping_mul(2_654_435_761) >> 7) as usize % readers.len();
+                let key = (i % 50_000).to_le_bytes();
+                (r, get_slice_hash64(&key))
+            })
+            .collect();
+        let mut out = vec![false; queries.len()];
+        FilterReader::may_match_hashes_across(&readers, &queries, &mut out);
+        let mut found = 0;
+        for (i, (&(r, h), &got)) in queries.iter().zip(&out).enumerate() {
+            assert_eq!(
+                got,
+                readers[r].may_match_hash(h),
+                "query {i}: reader {r} ({})",
+                kinds[r]
+            );
+            found += usize::from(got);
+        }
+        let member = |r: usize, i: u32| (i % 50_000) < [3000, 2000, 500, 0, 50, 40_000][r.min(5)];
+        for (i, (&(r, _), &got)) in queries.iter().zip(&out).enumerate() {
+            if r < 6 && member(r, i as u32) && kinds[r] != "LegacyBloom" {
+                assert!(got, "query {i}: member of reader {r} ({}) lost", kinds[r]);
+            }
+        }
+        assert!(found < queries.len(), "some answers are no");
+    }
+
+    #[test]
+    #[should_panic(expected = "one answer slot per query")]
+    fn hashes_asked_across_readers_need_one_slot_each() {
+        FilterReader::may_match_hashes_across(&[FilterReader::AlwaysTrue], &[(0, 1)], &mut []);
     }
 
     #[test]

@@ -296,14 +296,20 @@ impl<S: RibbonSettings> InterleavedLayout<S> {
         answer_in_batches(
             key_hashes,
             out,
-            |k| {
-                let h = hasher.hash(k);
-                let site = self.prepare_query(hasher, h);
-                site.prefetch(solution, S::CoeffRow::BYTES);
-                (h, site)
-            },
+            |k| self.prepare_prefetched(hasher, solution, k),
             |(h, site)| self.filter_query(hasher, h, site, solution),
         );
+    }
+
+    /// The first half of a batched filter query of `key_hash`: the
+    /// rehashed value and the site it reads, the site's cache lines in
+    /// `solution` prefetched ([`Self::filter_query`] is the second half).
+    #[inline(always)]
+    pub fn prepare_prefetched(&self, hasher: &Hasher<S>, solution: &[u8], key_hash: u64) -> (u64, QuerySite) {
+        let h = hasher.hash(key_hash);
+        let site = self.prepare_query(hasher, h);
+        site.prefetch(solution, S::CoeffRow::BYTES);
+        (h, site)
     }
 
     /// The result value stored for rehashed value `h` (the PHSF query).

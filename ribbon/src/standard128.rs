@@ -313,6 +313,20 @@ impl<'a> Standard128Reader<'a> {
         self.layout.filter_query(&self.hasher, h, site, self.data)
     }
 
+    /// The first half of a batched query of `key_hash`: the rehashed
+    /// value and the site it reads, the site's cache lines prefetched.
+    #[inline(always)]
+    pub(crate) fn prepare_hash(&self, key_hash: u64) -> (u64, solution::QuerySite) {
+        self.layout.prepare_prefetched(&self.hasher, self.data, key_hash)
+    }
+
+    /// The second half: the answer of [`Self::may_match_hash`] for what
+    /// [`Self::prepare_hash`] returned.
+    #[inline(always)]
+    pub(crate) fn answer_prepared(&self, (h, site): (u64, solution::QuerySite)) -> bool {
+        self.layout.filter_query(&self.hasher, h, site, self.data)
+    }
+
     /// Batched queries: all sites are computed (and their cache lines
     /// prefetched) before any is read, as in RocksDB's MultiGet path.
     /// Answers `min(key_hashes.len(), out.len())` hashes; the rest of `out`

@@ -59,6 +59,7 @@ mod index_walk;
 pub mod info;
 pub mod key;
 pub mod metaindex;
+mod partition_seek;
 pub mod prefix;
 pub mod properties;
 pub mod table;

@@ -20,120 +20,13 @@ use crate::index_walk::IndexWalk;
 use crate::key::Comparator;
 use crate::metaindex::{self, MetaindexEntries};
 pub use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK};
+use crate::partition_seek::PartitionSeek;
 use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
 pub use crate::verify::{FilterMiss, VerifyReport};
+use ribbon::format::FilterReader;
 use std::path::Path;
 use std::sync::Arc;
-
-/// The partition choice of [`Filter::partition_for`] for a batch of keys,
-/// for the bytewise comparator without timestamps: the separators are
-/// split once into user key and footer, and each key is placed by a binary
-/// search with no allocation (the per-key path builds the lookup key).
-struct PartitionSeek<'a> {
-    /// Each partition's separator as (the user key's first 8 bytes as a
-    /// big-endian number, user key, footer); the whole separator and
-    /// footer 0 when separators are user keys.
-    separators: Vec<(u64, &'a [u8], u64)>,
-    /// Whether separators are internal keys (with a footer).
-    internal: bool,
-    /// The footer of the lookup key `Get` seeks with.
-    lookup_footer: u64,
-    /// `by_first_byte[b]`: how many separators' user keys sort before the
-    /// one-byte string `[b]` (`b` in `0..=256`, 256 past every byte): a key
-    /// starting with byte `b` is placed between `by_first_byte[b]` and
-    /// `by_first_byte[b + 1]`.
-    by_first_byte: Vec<usize>,
-}
-
-impl<'a> PartitionSeek<'a> {
-    /// `None` unless `filter` is partitioned, has partitions, and `cmp` is
-    /// the bytewise comparator without timestamps.
-    fn new(filter: &'a Filter, cmp: Comparator) -> Option<Self> {
-        let Filter::Partitioned {
-            index_key_includes_seq,
-            partitions,
-            ..
-        } = filter
-        else {
-            return None;
-        };
-        if partitions.is_empty()
-            || cmp.user != crate::key::UserComparator::Bytewise
-            || cmp.timestamp_size != 0
-        {
-            return None;
-        }
-        let internal = *index_key_includes_seq;
-        let separators: Vec<(u64, &[u8], u64)> = partitions
-            .iter()
-            .map(|p| {
-                let (user, footer) = if internal {
-                    crate::key::split_internal(&p.separator)
-                } else {
-                    (p.separator.as_slice(), 0)
-                };
-                (prefix8(user), user, footer)
-            })
-            .collect();
-        let by_first_byte = (0..=256usize)
-            .map(|b| {
-                separators.partition_point(|&(_, user, _)| match user.first() {
-                    None => true,
-                    Some(&first) => usize::from(first) < b,
-                })
-            })
-            .collect();
-        Some(Self {
-            separators,
-            internal,
-            lookup_footer: crate::key::split_internal(&crate::key::lookup_key(b"")).1,
-            by_first_byte,
-        })
-    }
-
-    /// The partition `Get(user_key)` reads: the first whose separator does
-    /// not sort before the lookup key (internal order: user key, then
-    /// footer descending), the last one past them all.
-    fn partition_for(&self, user_key: &[u8]) -> usize {
-        // Separators whose user key is shorter than one byte or starts with
-        // a smaller byte sort before the key; those starting with a larger
-        // byte sort after it: only the ones with the key's first byte are
-        // compared.
-        let (lo, hi) = match user_key.first() {
-            Some(&b) => (
-                self.by_first_byte[usize::from(b)],
-                self.by_first_byte[usize::from(b) + 1],
-            ),
-            None => (0, self.separators.len()),
-        };
-        // The first 8 bytes decide unless they are equal (zero-padded: a
-        // strictly smaller prefix number is a strictly smaller key).
-        let key_prefix = prefix8(user_key);
-        let i = lo
-            + self.separators[lo..hi].partition_point(|&(prefix, user, footer)| {
-                if prefix != key_prefix {
-                    return prefix < key_prefix;
-                }
-                match user.cmp(user_key) {
-                    core::cmp::Ordering::Less => true,
-                    core::cmp::Ordering::Equal => self.internal && self.lookup_footer < footer,
-                    core::cmp::Ordering::Greater => false,
-                }
-            });
-        i.min(self.separators.len() - 1)
-    }
-}
-
-/// The first 8 bytes of `key` as a big-endian number, zero-padded: for
-/// two keys, a smaller number means a smaller key (bytewise); equal numbers
-/// decide nothing.
-fn prefix8(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(b)
-}
 
 /// Which RocksDB's answers a query gives, where they differ (the
 /// block-based filter of RocksDB before 7.0).
@@ -416,7 +309,8 @@ impl SstFile {
     /// its entries (whole keys or prefixes) are asked in one
     /// [`ribbon::format::FilterReader::may_match_many`] (hashes first, then the probes with
     /// their memory fetches overlapped, as RocksDB's MultiGet). A
-    /// partitioned filter's keys are grouped by partition first. Same
+    /// partitioned filter's keys are asked in order, each of its own
+    /// partition, in one [`FilterReader::may_match_hashes_across`]. Same
     /// answers as asking key by key.
     fn batched_may_match<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
         let ctx = self.query_context();
@@ -426,6 +320,7 @@ impl SstFile {
         }
         // What `Get` asks of each key: the whole key or its prefix, or
         // nothing (then "may match").
+        #[inline]
         fn entry<'k>(ctx: &QueryContext<'_>, k: &'k [u8]) -> Option<&'k [u8]> {
             if ctx.whole_key_filtering {
                 Some(k)
@@ -450,71 +345,47 @@ impl SstFile {
                 }
             }
             Filter::Partitioned { partitions, .. } => {
-                // Key indices grouped by partition (a counting sort).
-                let seek = PartitionSeek::new(&self.filter, ctx.comparator);
-                let chosen: Vec<Option<usize>> = keys
+                // Each partition's reader; a zero-size handle marks keys
+                // past the table's range (nothing there matches). Keys with
+                // no partition or no entry get one more reader, "may match".
+                let mut readers: Vec<FilterReader<'_>> = partitions
                     .iter()
-                    .map(|k| match &seek {
-                        Some(seek) => Some(seek.partition_for(k.as_ref())),
-                        None => self.filter.partition_for(k.as_ref(), ctx.comparator),
+                    .map(|p| match p.handle.size {
+                        0 => FilterReader::AlwaysFalse,
+                        _ => self.filter.block_reader(&p.contents),
                     })
                     .collect();
-                let mut first = vec![0usize; partitions.len() + 1];
-                for p in chosen.iter().flatten() {
-                    first[p + 1] += 1;
-                }
-                for i in 1..first.len() {
-                    first[i] += first[i - 1];
-                }
-                let mut next = first.clone();
-                let mut grouped = vec![0usize; first[partitions.len()]];
-                // With whole keys, each key is hashed once, in key order
-                // (its bytes read sequentially), into its group's place.
-                let mut grouped_hashes = vec![0u64; if ctx.whole_key_filtering { grouped.len() } else { 0 }];
-                for (i, p) in chosen.iter().enumerate() {
-                    if let Some(p) = *p {
-                        grouped[next[p]] = i;
-                        if let Some(h) = grouped_hashes.get_mut(next[p]) {
-                            *h = ribbon::hash::get_slice_hash64(keys[i].as_ref());
-                        }
-                        next[p] += 1;
-                    }
-                }
-                let mut answers = vec![false; grouped_hashes.len()];
-                let mut entries: Vec<&[u8]> = Vec::new();
-                let mut asked: Vec<usize> = Vec::new();
-                for (p, partition) in partitions.iter().enumerate() {
-                    let group = &grouped[first[p]..first[p + 1]];
-                    if group.is_empty() {
-                        continue;
-                    }
-                    // A zero-size handle marks keys past the table's range.
-                    if partition.handle.size == 0 {
-                        group.iter().for_each(|&i| out[i] = false);
-                        continue;
-                    }
-                    let reader = self.filter.block_reader(&partition.contents);
-                    if !grouped_hashes.is_empty() && reader.takes_hash64() {
-                        let range = first[p]..first[p + 1];
-                        let answers = &mut answers[range.clone()];
-                        reader.may_match_many_hashes_into(&grouped_hashes[range], answers);
-                        for (&i, &answer) in group.iter().zip(answers.iter()) {
-                            out[i] = answer;
-                        }
-                        continue;
-                    }
-                    entries.clear();
-                    asked.clear();
-                    for &i in group {
-                        if let Some(e) = entry(&ctx, keys[i].as_ref()) {
-                            entries.push(e);
-                            asked.push(i);
+                let unplaced = readers.len();
+                readers.push(FilterReader::AlwaysTrue);
+                let seek = PartitionSeek::new(&self.filter, ctx.comparator, keys.len());
+                let place = |k: &[u8]| match &seek {
+                    Some(seek) => Some(seek.partition_for(k)),
+                    None => self.filter.partition_for(k, ctx.comparator),
+                };
+                // The legacy Bloom hashes keys its own way: key by key.
+                if !readers.iter().all(FilterReader::takes_hash64) {
+                    for (o, k) in out.iter_mut().zip(keys) {
+                        let k = k.as_ref();
+                        if let (Some(p), Some(e)) = (place(k), entry(&ctx, k)) {
+                            *o = readers[p].may_match(e);
                         }
                     }
-                    for (&i, answer) in asked.iter().zip(reader.may_match_many(&entries)) {
-                        out[i] = answer;
-                    }
+                    return out;
                 }
+                // In key order (each key's bytes read once): its partition
+                // and its entry's hash, then one batch across the
+                // partitions (measured 5 % faster than a batch per 64 keys).
+                let queries: Vec<(usize, u64)> = keys
+                    .iter()
+                    .map(|k| {
+                        let k = k.as_ref();
+                        match (place(k), entry(&ctx, k)) {
+                            (Some(p), Some(e)) => (p, ribbon::hash::get_slice_hash64(e)),
+                            _ => (unplaced, 0),
+                        }
+                    })
+                    .collect();
+                FilterReader::may_match_hashes_across(&readers, &queries, &mut out);
             }
             _ => {
                 for (o, k) in out.iter_mut().zip(keys) {
@@ -587,80 +458,5 @@ impl SstFile {
             Ok(())
         })?;
         Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::filter::Partition;
-    use ribbon::format::Family;
-
-    /// The batch's partition choice is the per-key one, for internal and
-    /// user-key separators, at, around and between separators, including
-    /// separators with `kMaxSequenceNumber` (the shortened ones) and with
-    /// smaller sequence numbers.
-    #[test]
-    fn batched_partition_choice_is_the_per_key_one() {
-        let handle = BlockHandle { offset: 0, size: 1 };
-        let user_keys: Vec<&[u8]> = vec![
-            b"", b"b", b"bb", b"bb", b"d", b"d\x00", b"m", b"mz", b"z", b"\xff",
-        ];
-        for internal in [false, true] {
-            for seq in [0u64, 5, (1 << 56) - 1] {
-                let partitions = user_keys
-                    .iter()
-                    .map(|u| {
-                        let mut separator = u.to_vec();
-                        if internal {
-                            separator.extend_from_slice(&((seq << 8) | 1).to_le_bytes());
-                        }
-                        Partition {
-                            separator,
-                            handle,
-                            contents: Vec::new(),
-                        }
-                    })
-                    .collect();
-                let filter = Filter::Partitioned {
-                    index_handle: handle,
-                    index_key_includes_seq: internal,
-                    partitions,
-                    family: Family::Builtin,
-                };
-                let cmp = Comparator::from_name(None);
-                let seek = PartitionSeek::new(&filter, cmp).expect("bytewise");
-                let mut probes: Vec<Vec<u8>> = vec![Vec::new(), b"a".to_vec(), b"zz".to_vec(), vec![0xff; 3]];
-                for u in &user_keys {
-                    probes.push(u.to_vec());
-                    let mut longer = u.to_vec();
-                    longer.push(0);
-                    probes.push(longer);
-                    probes.push(u[..u.len().saturating_sub(1)].to_vec());
-                }
-                for p in &probes {
-                    assert_eq!(
-                        Some(seek.partition_for(p)),
-                        filter.partition_for(p, cmp),
-                        "internal {internal} seq {seq} key {p:?}"
-                    );
-                }
-            }
-        }
-        let reverse = Comparator::from_name(Some("rocksdb.ReverseBytewiseComparator"));
-        let filter = Filter::Partitioned {
-            index_handle: handle,
-            index_key_includes_seq: true,
-            partitions: vec![Partition {
-                separator: b"k".to_vec(),
-                handle,
-                contents: Vec::new(),
-            }],
-            family: Family::Builtin,
-        };
-        assert!(
-            PartitionSeek::new(&filter, reverse).is_none(),
-            "other comparators take the per-key path"
-        );
     }
 }

@@ -88,6 +88,14 @@ impl<'a> FastLocalBloomReader<'a> {
         )
     }
 
+    /// Hints the CPU to fetch the cache line [`Self::may_match_hash`]
+    /// reads for `h` (the first half of a batched query).
+    #[inline]
+    pub(crate) fn prefetch_hash(&self, h: u64) {
+        // The query works the offset out again.
+        let _offset = FastLocalBloomImpl::prepare_hash(lower32of64(h), self.len_bytes, self.data);
+    }
+
     /// Whether `key` may have been added (hashes it with
     /// [`crate::hash::get_slice_hash64`]).
     #[must_use]

@@ -1,0 +1,425 @@
+//! The partition choice of [`Filter::partition_for`] for a batch of keys,
+//! for the bytewise comparator without timestamps.
+//!
+//! The per-key path builds `Get`'s lookup key and binary-searches the
+//! separators, comparing whole internal keys. A batch instead splits the
+//! separators once into (first 8 bytes as a number, user key, footer) and
+//! places each key through a table indexed by the leading bits of its first
+//! 8 bytes, past the bits every separator shares: with random keys most
+//! table cells hold no separator, so most keys are placed with no
+//! comparison and no mispredicted branch. Same answers as
+//! [`Filter::partition_for`] (tested against it); separators out of order
+//! (a damaged or crafted index) take the per-key path.
+
+use crate::filter::Filter;
+use crate::key::{self, Comparator, UserComparator};
+use core::cmp::Ordering;
+
+/// Most table cells: 2^16 four-byte counts (256 KiB).
+const MAX_CELL_BITS: u32 = 16;
+
+/// Above this many separators left to compare (keys sharing more than the
+/// cell's bits), a binary search step instead of a scan.
+const SCAN_LIMIT: usize = 8;
+
+/// A partitioned filter's separators, ready to place keys.
+pub(crate) struct PartitionSeek<'a> {
+    /// Each separator's user key's first 8 bytes as a big-endian number,
+    /// zero-padded ([`prefix8`]).
+    prefixes: Vec<u64>,
+    /// Each separator's user key and footer (the whole separator and
+    /// footer 0 when separators are user keys).
+    separators: Vec<(&'a [u8], u64)>,
+    /// Whether separators are internal keys (with a footer).
+    internal: bool,
+    /// The footer of the lookup key `Get` seeks with.
+    lookup_footer: u64,
+    /// The leading bits that every separator's prefix shares with
+    /// `prefixes[0]` (0 to 64).
+    shared_bits: u32,
+    /// The bits after `shared_bits` that index `cells` (0 when
+    /// `shared_bits` is 64).
+    cell_bits: u32,
+    /// `cells[c]`: how many separators' prefixes are below the smallest
+    /// prefix of cell `c` (`2^cell_bits + 1` entries, the last one the
+    /// separator count).
+    cells: Vec<u32>,
+    /// `prefixes`, then one more entry (any value: it is read, never
+    /// used), so that a cell's first separator is read without a bounds
+    /// branch.
+    padded: Vec<u64>,
+}
+
+impl<'a> PartitionSeek<'a> {
+    /// `None` unless `filter` is partitioned, has partitions in order (at
+    /// most `u32::MAX`), and `cmp` is the bytewise comparator without
+    /// timestamps. The table is sized for `batch_len` keys as well as for
+    /// the separators, so that building it costs no more than placing the
+    /// batch.
+    pub(crate) fn new(filter: &'a Filter, cmp: Comparator, batch_len: usize) -> Option<Self> {
+        let Filter::Partitioned {
+            index_key_includes_seq,
+            partitions,
+            ..
+        } = filter
+        else {
+            return None;
+        };
+        if partitions.is_empty()
+            || u32::try_from(partitions.len()).is_err()
+            || cmp.user != UserComparator::Bytewise
+            || cmp.timestamp_size != 0
+        {
+            return None;
+        }
+        let internal = *index_key_includes_seq;
+        let separators: Vec<(&[u8], u64)> = partitions
+            .iter()
+            .map(|p| {
+                if internal {
+                    key::split_internal(&p.separator)
+                } else {
+                    (p.separator.as_slice(), 0)
+                }
+            })
+            .collect();
+        // Internal order: user key ascending, then footer descending.
+        let in_order = separators
+            .windows(2)
+            .all(|w| w[0].0.cmp(w[1].0).then(w[1].1.cmp(&w[0].1)) != Ordering::Greater);
+        if !in_order {
+            return None;
+        }
+        let prefixes: Vec<u64> = separators.iter().map(|&(user, _)| prefix8(user)).collect();
+        let (first, last) = (prefixes[0], prefixes[prefixes.len() - 1]);
+        let shared_bits = (first ^ last).leading_zeros();
+        // About sixteen cells per separator, at most about two per key.
+        let bits = |n: usize| usize::BITS - n.leading_zeros();
+        let wanted = (bits(prefixes.len()) + 4)
+            .min(bits(batch_len) + 1)
+            .min(MAX_CELL_BITS);
+        let cell_bits = wanted.min(64 - shared_bits);
+        // One walk over cells and separators together (prefixes ascend).
+        let mut below = 0usize;
+        let cells = (0..=1u64 << cell_bits)
+            .map(|c| {
+                if c == 1 << cell_bits {
+                    return prefixes.len() as u32;
+                }
+                let start = shared_part(first, shared_bits)
+                    | c.checked_shl(64 - shared_bits - cell_bits).unwrap_or(0);
+                while below < prefixes.len() && prefixes[below] < start {
+                    below += 1;
+                }
+                below as u32
+            })
+            .collect();
+        let mut padded = prefixes.clone();
+        padded.push(0);
+        Some(Self {
+            padded,
+            prefixes,
+            separators,
+            internal,
+            lookup_footer: key::split_internal(&key::lookup_key(b"")).1,
+            shared_bits,
+            cell_bits,
+            cells,
+        })
+    }
+
+    /// The partition `Get(user_key)` reads: the first whose separator does
+    /// not sort before the lookup key (internal order: user key, then
+    /// footer descending), the last one past them all.
+    #[inline]
+    pub(crate) fn partition_for(&self, user_key: &[u8]) -> usize {
+        let p = prefix8(user_key);
+        // Nearly every key: its cell holds at most one separator, whose
+        // first 8 bytes differ from the key's, and the key is placed
+        // without a branch on its value.
+        if self.cell_bits != 0 && shared_part(p ^ self.prefixes[0], self.shared_bits) == 0 {
+            let cell = ((p << self.shared_bits) >> (64 - self.cell_bits)) as usize;
+            if let (Some(&lo), Some(&hi)) = (self.cells.get(cell), self.cells.get(cell + 1)) {
+                let (lo, hi) = (lo as usize, hi as usize);
+                if let Some(&q) = self.padded.get(lo) {
+                    let one = hi == lo + 1;
+                    if hi == lo || (one && q != p) {
+                        return (lo + usize::from(one & (q < p))).min(self.prefixes.len() - 1);
+                    }
+                }
+            }
+        }
+        self.place(user_key, p)
+    }
+
+    /// [`Self::partition_for`] for any key, `p` its [`prefix8`].
+    #[cold]
+    #[inline(never)]
+    fn place(&self, user_key: &[u8], p: u64) -> usize {
+        let last = self.prefixes.len() - 1;
+        let first = self.prefixes[0];
+        // A key outside the shared bits is below or above every separator.
+        if shared_part(p, self.shared_bits) != shared_part(first, self.shared_bits) {
+            return if p < first { 0 } else { last };
+        }
+        let cell = match self.cell_bits {
+            0 => 0,
+            bits => ((p << self.shared_bits) >> (64 - bits)) as usize,
+        };
+        // Separators before `lo` have smaller prefixes, those from `hi` on
+        // larger ones: only the cell's own are compared.
+        let (lo, hi) = (self.cells[cell], self.cells[cell + 1]);
+        let before = |i: usize| {
+            let q = self.prefixes[i];
+            // Equal first 8 bytes decide nothing (zero padding).
+            if q != p {
+                return q < p;
+            }
+            let (user, footer) = self.separators[i];
+            match user.cmp(user_key) {
+                Ordering::Less => true,
+                Ordering::Equal => self.internal && self.lookup_footer < footer,
+                Ordering::Greater => false,
+            }
+        };
+        let (mut lo, mut hi) = (lo as usize, hi as usize);
+        while hi - lo > SCAN_LIMIT {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        while lo < hi && before(lo) {
+            lo += 1;
+        }
+        lo.min(last)
+    }
+}
+
+/// The leading `bits` bits of `x`, the rest cleared.
+#[inline]
+fn shared_part(x: u64, bits: u32) -> u64 {
+    match bits {
+        0 => 0,
+        b => x & (u64::MAX << (64 - b)),
+    }
+}
+
+/// The first 8 bytes of `key` as a big-endian number, zero-padded: for
+/// two keys, a smaller number means a smaller key (bytewise); equal numbers
+/// decide nothing.
+#[inline]
+fn prefix8(key: &[u8]) -> u64 {
+    if let Some(&b) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(b);
+    }
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    b[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::Partition;
+    use crate::handle::BlockHandle;
+    use ribbon::format::Family;
+
+    /// The batch's partition choice is the per-key one, for internal and
+    /// user-key separators, at, around and between separators, including
+    /// separators with `kMaxSequenceNumber` (the shortened ones) and with
+    /// smaller sequence numbers.
+    #[test]
+    fn batched_partition_choice_is_the_per_key_one() {
+        let handle = BlockHandle { offset: 0, size: 1 };
+        let user_keys: Vec<&[u8]> = vec![
+            b"", b"b", b"bb", b"bb", b"d", b"d\x00", b"m", b"mz", b"z", b"\xff",
+        ];
+        for internal in [false, true] {
+            for seq in [0u64, 5, (1 << 56) - 1] {
+                let partitions = user_keys
+                    .iter()
+                    .map(|u| {
+                        let mut separator = u.to_vec();
+                        if internal {
+                            separator.extend_from_slice(&((seq << 8) | 1).to_le_bytes());
+                        }
+                        Partition {
+                            separator,
+                            handle,
+                            contents: Vec::new(),
+                        }
+                    })
+                    .collect();
+                let filter = Filter::Partitioned {
+                    index_handle: handle,
+                    index_key_includes_seq: internal,
+                    partitions,
+                    family: Family::Builtin,
+                };
+                let cmp = Comparator::from_name(None);
+                let seek = PartitionSeek::new(&filter, cmp, 1000).expect("bytewise");
+                let mut probes: Vec<Vec<u8>> = vec![Vec::new(), b"a".to_vec(), b"zz".to_vec(), vec![0xff; 3]];
+                for u in &user_keys {
+                    probes.push(u.to_vec());
+                    let mut longer = u.to_vec();
+                    longer.push(0);
+                    probes.push(longer);
+                    probes.push(u[..u.len().saturating_sub(1)].to_vec());
+                }
+                for p in &probes {
+                    assert_eq!(
+                        Some(seek.partition_for(p)),
+                        filter.partition_for(p, cmp),
+                        "internal {internal} seq {seq} key {p:?}"
+                    );
+                }
+            }
+        }
+        let reverse = Comparator::from_name(Some("rocksdb.ReverseBytewiseComparator"));
+        let filter = Filter::Partitioned {
+            index_handle: handle,
+            index_key_includes_seq: true,
+            partitions: vec![Partition {
+                separator: b"k".to_vec(),
+                handle,
+                contents: Vec::new(),
+            }],
+            family: Family::Builtin,
+        };
+        assert!(
+            PartitionSeek::new(&filter, reverse, 1000).is_none(),
+            "other comparators take the per-key path"
+        );
+    }
+
+    /// A small generator for the sweeps (xorshift64*).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        /// `len` bytes from a small alphabet when `narrow` (so keys share
+        /// prefixes and equal first 8 bytes), any bytes otherwise.
+        fn bytes(&mut self, len: usize, narrow: bool) -> Vec<u8> {
+            (0..len)
+                .map(|_| {
+                    if narrow {
+                        b"ab\x00\xff"[self.below(4)]
+                    } else {
+                        self.next() as u8
+                    }
+                })
+                .collect()
+        }
+    }
+
+    /// Sorted separators of many shapes (a shared prefix of 0 to 12 bytes,
+    /// user keys of 0 to 12 more bytes, narrow and wide alphabets, 1 to
+    /// 3000 partitions, internal and user-key separators), tables for
+    /// batches of 0 to 2^20 keys: every probe is placed where the per-key
+    /// search places it. Probes: random keys, and each separator's user
+    /// key, one byte shorter, and one zero byte longer.
+    #[test]
+    fn table_placement_is_the_per_key_one_on_random_separators() {
+        let handle = BlockHandle { offset: 0, size: 1 };
+        let cmp = Comparator::from_name(None);
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for round in 0..300 {
+            let narrow = round % 2 == 0;
+            let internal = round % 3 != 0;
+            let shared_len = rng.below(13);
+            let shared = rng.bytes(shared_len, narrow);
+            let count = [1, 2, 7, 50, 300, 3000][round % 6];
+            let key = |rng: &mut Rng| {
+                let mut k = shared.clone();
+                let extra = rng.below(13);
+                k.extend(rng.bytes(extra, narrow));
+                k
+            };
+            let mut users: Vec<Vec<u8>> = (0..count).map(|_| key(&mut rng)).collect();
+            users.sort();
+            let mut separators: Vec<Vec<u8>> = Vec::with_capacity(count);
+            for (i, u) in users.iter().enumerate() {
+                let mut s = u.clone();
+                if internal {
+                    // Footers descending among equal user keys.
+                    let seq = if i > 0 && users[i - 1] == *u {
+                        0
+                    } else {
+                        (1u64 << 56) - 1 - rng.below(3) as u64
+                    };
+                    s.extend_from_slice(&((seq << 8) | 1).to_le_bytes());
+                }
+                separators.push(s);
+            }
+            let filter = Filter::Partitioned {
+                index_handle: handle,
+                index_key_includes_seq: internal,
+                partitions: separators
+                    .into_iter()
+                    .map(|separator| Partition {
+                        separator,
+                        handle,
+                        contents: Vec::new(),
+                    })
+                    .collect(),
+                family: Family::Builtin,
+            };
+            let batch_len = [0, 30, 5000, 1 << 20][round % 4];
+            let seek = PartitionSeek::new(&filter, cmp, batch_len).expect("sorted separators");
+            let mut probes: Vec<Vec<u8>> = (0..2000).map(|_| key(&mut rng)).collect();
+            for _ in 0..200 {
+                let len = rng.below(16);
+                probes.push(rng.bytes(len, narrow));
+            }
+            for u in &users {
+                probes.push(u.clone());
+                probes.push(u[..u.len().saturating_sub(1)].to_vec());
+                let mut longer = u.clone();
+                longer.push(0);
+                probes.push(longer);
+            }
+            for p in &probes {
+                assert_eq!(
+                    Some(seek.partition_for(p)),
+                    filter.partition_for(p, cmp),
+                    "round {round} internal {internal} count {count} batch {batch_len} key {p:?}"
+                );
+            }
+        }
+    }
+
+    /// Separators out of order (a damaged or crafted index) are left to
+    /// the per-key search.
+    #[test]
+    fn separators_out_of_order_take_the_per_key_path() {
+        let handle = BlockHandle { offset: 0, size: 1 };
+        let filter = Filter::Partitioned {
+            index_handle: handle,
+            index_key_includes_seq: false,
+            partitions: [b"m".as_slice(), b"c"]
+                .iter()
+                .map(|s| Partition {
+                    separator: s.to_vec(),
+                    handle,
+                    contents: Vec::new(),
+                })
+                .collect(),
+            family: Family::Builtin,
+        };
+        assert!(PartitionSeek::new(&filter, Comparator::from_name(None), 1000).is_none());
+    }
+}
