@@ -339,6 +339,7 @@ impl<'a> FilterReader<'a> {
             out,
             |(r, h)| match &readers[r] {
                 FilterReader::Standard128Ribbon(rr) => (r, rr.prepare_hash(h)),
+                FilterReader::BalancedRibbon(rr) => (r, rr.prepare_hash(h)),
                 FilterReader::FastLocalBloom(b) => {
                     b.prefetch_hash(h);
                     (r, (h, QuerySite::default()))
@@ -347,6 +348,7 @@ impl<'a> FilterReader<'a> {
             },
             |(r, (h, site))| match &readers[r] {
                 FilterReader::Standard128Ribbon(rr) => rr.answer_prepared((h, site)),
+                FilterReader::BalancedRibbon(rr) => rr.answer_prepared((h, site)),
                 other => other.may_match_hash(h),
             },
         );

@@ -231,3 +231,69 @@ macro_rules! filter_api {
 
 filter_api!(Ribbon);
 filter_api!(RibbonRef<'_>);
+
+impl RibbonRef<'_> {
+    /// The first half of a batched query of `key_hash` (the site it reads,
+    /// prefetched), for [`RibbonRef::answer_prepared`]: the filter's part
+    /// in [`crate::FilterReader::may_match_hashes_across`].
+    #[inline]
+    pub(crate) fn prepare_hash(&self, key_hash: u64) -> (u64, crate::solution::QuerySite) {
+        self.decoded.engine.prepare_hash(self.solution(), key_hash)
+    }
+
+    /// The answer of [`RibbonRef::contains_hash`] for what
+    /// [`RibbonRef::prepare_hash`] returned.
+    #[inline]
+    pub(crate) fn answer_prepared(&self, prepared: (u64, crate::solution::QuerySite)) -> bool {
+        self.decoded.engine.answer_prepared(self.solution(), prepared)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Config, Ribbon};
+
+    /// The two halves of a batched query answer as the single query, for
+    /// every width, Standard, Homogeneous, smash and Balanced filters, and
+    /// the empty filter.
+    #[test]
+    fn prepared_queries_answer_as_single_ones() {
+        let mut state = 0x5eed_u64;
+        let hashes: Vec<u64> = (0..6000).map(|_| crate::hash::split_mix64(&mut state)).collect();
+        let probes: Vec<u64> = hashes[..1500]
+            .iter()
+            .copied()
+            .chain((0..1500).map(|_| crate::hash::split_mix64(&mut state)))
+            .collect();
+        for width in [32, 64, 128] {
+            for (name, config) in [
+                ("standard", Config::standard(width, 7.0)),
+                ("homogeneous", Config::homogeneous(width, 5.5)),
+                (
+                    "smash",
+                    Config {
+                        smash: true,
+                        ..Config::standard(width, 3.0)
+                    },
+                ),
+                ("balanced", Config::balanced(width, 6.5)),
+                ("empty", Config::standard(width, 7.0)),
+            ] {
+                let keys = if name == "empty" {
+                    &hashes[..0]
+                } else {
+                    &hashes[..]
+                };
+                let filter = Ribbon::from_hashes(keys, &config).expect("builds");
+                let view = filter.as_ribbon_ref();
+                for &h in &probes {
+                    assert_eq!(
+                        view.answer_prepared(view.prepare_hash(h)),
+                        view.contains_hash(h),
+                        "{name} w {width} hash {h:#x}"
+                    );
+                }
+            }
+        }
+    }
+}

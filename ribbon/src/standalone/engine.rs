@@ -20,7 +20,7 @@
 use super::balanced::BalancedState;
 pub use crate::alg::Settings;
 use crate::alg::{Banding, RibbonSettings};
-use crate::solution::InterleavedLayout;
+use crate::solution::{InterleavedLayout, QuerySite};
 use crate::standard::{band_with_seeds, Hasher};
 
 /// A ribbon width the standalone format supports.
@@ -114,6 +114,20 @@ impl<S: RibbonSettings> QueryState<S> {
         self.layout
             .filter_query_batch(&self.hasher, solution, hashes, out);
     }
+
+    /// The first half of a batched query: the rehashed value and the site
+    /// it reads, prefetched.
+    #[inline(always)]
+    pub(crate) fn prepare_hash(&self, solution: &[u8], key_hash: u64) -> (u64, QuerySite) {
+        self.layout.prepare_prefetched(&self.hasher, solution, key_hash)
+    }
+
+    /// The second half: the answer for what [`Self::prepare_hash`]
+    /// returned.
+    #[inline(always)]
+    pub(crate) fn answer_prepared(&self, solution: &[u8], (h, site): (u64, QuerySite)) -> bool {
+        self.layout.filter_query(&self.hasher, h, site, solution)
+    }
 }
 
 /// Bands `hashes` into `num_slots` slots (a count [`crate::solution`]
@@ -186,6 +200,28 @@ macro_rules! engines {
                     Engine::Empty => out.iter_mut().for_each(|o| *o = false),
                     $(Engine::$variant(t) => t.contains_hashes(payload, hashes, out),)*
                     $(Engine::$balanced(t) => t.contains_hashes(payload, hashes, out),)*
+                }
+            }
+
+            /// The first half of a batched query of `key_hash` (its site
+            /// prefetched), for [`Engine::answer_prepared`].
+            #[inline]
+            pub(crate) fn prepare_hash(&self, payload: &[u8], key_hash: u64) -> (u64, QuerySite) {
+                match self {
+                    Engine::Empty => (key_hash, QuerySite::default()),
+                    $(Engine::$variant(t) => t.prepare_hash(payload, key_hash),)*
+                    $(Engine::$balanced(t) => t.prepare_hash(payload, key_hash),)*
+                }
+            }
+
+            /// The answer of [`Engine::contains_hash`] for what
+            /// [`Engine::prepare_hash`] returned.
+            #[inline]
+            pub(crate) fn answer_prepared(&self, payload: &[u8], prepared: (u64, QuerySite)) -> bool {
+                match self {
+                    Engine::Empty => false,
+                    $(Engine::$variant(t) => t.answer_prepared(payload, prepared),)*
+                    $(Engine::$balanced(t) => t.answer_prepared(payload, prepared),)*
                 }
             }
 

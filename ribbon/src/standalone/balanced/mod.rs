@@ -551,14 +551,35 @@ impl<S: RibbonSettings> BalancedState<S> {
         answer_in_batches(
             hashes,
             out,
-            |k| {
-                let h = self.hasher.hash(k);
-                let site = self.site(meta, h);
-                site.prefetch(solution, S::CoeffRow::BYTES);
-                (h, site)
-            },
+            |k| self.prepare_split(solution, meta, k),
             |(h, site)| self.layout.filter_query(&self.hasher, h, site, solution),
         );
+    }
+
+    /// The first half of a batched query of `key_hash`: the seeded hash
+    /// and the site that holds its equation, prefetched.
+    #[inline(always)]
+    fn prepare_split(&self, solution: &[u8], meta: &[u8], key_hash: u64) -> (u64, QuerySite) {
+        let h = self.hasher.hash(key_hash);
+        let site = self.site(meta, h);
+        site.prefetch(solution, S::CoeffRow::BYTES);
+        (h, site)
+    }
+
+    /// [`Self::prepare_split`] for a payload (the solution followed by the
+    /// thresholds).
+    #[inline(always)]
+    pub(crate) fn prepare_hash(&self, payload: &[u8], key_hash: u64) -> (u64, QuerySite) {
+        let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
+        self.prepare_split(solution, meta, key_hash)
+    }
+
+    /// The answer of [`Self::contains_hash`] for what
+    /// [`Self::prepare_hash`] returned.
+    #[inline(always)]
+    pub(crate) fn answer_prepared(&self, payload: &[u8], (h, site): (u64, QuerySite)) -> bool {
+        let solution = &payload[..self.solution_len.min(payload.len())];
+        self.layout.filter_query(&self.hasher, h, site, solution)
     }
 }
 
