@@ -44,10 +44,6 @@ pub(crate) struct PartitionSeek<'a> {
     /// prefix of cell `c` (`2^cell_bits + 1` entries, the last one the
     /// separator count).
     cells: Vec<u32>,
-    /// `prefixes`, then one more entry (any value: it is read, never
-    /// used), so that a cell's first separator is read without a bounds
-    /// branch.
-    padded: Vec<u64>,
 }
 
 impl<'a> PartitionSeek<'a> {
@@ -114,10 +110,7 @@ impl<'a> PartitionSeek<'a> {
                 below as u32
             })
             .collect();
-        let mut padded = prefixes.clone();
-        padded.push(0);
         Some(Self {
-            padded,
             prefixes,
             separators,
             internal,
@@ -141,11 +134,12 @@ impl<'a> PartitionSeek<'a> {
             let cell = ((p << self.shared_bits) >> (64 - self.cell_bits)) as usize;
             if let (Some(&lo), Some(&hi)) = (self.cells.get(cell), self.cells.get(cell + 1)) {
                 let (lo, hi) = (lo as usize, hi as usize);
-                if let Some(&q) = self.padded.get(lo) {
-                    let one = hi == lo + 1;
-                    if hi == lo || (one && q != p) {
-                        return (lo + usize::from(one & (q < p))).min(self.prefixes.len() - 1);
-                    }
+                // Past the last separator (`lo` = their count) the cell is
+                // empty and `q` is not used.
+                let q = self.prefixes.get(lo).copied().unwrap_or(0);
+                let one = hi == lo + 1;
+                if hi == lo || (one && q != p) {
+                    return (lo + usize::from(one & (q < p))).min(self.prefixes.len() - 1);
                 }
             }
         }
