@@ -145,6 +145,15 @@ impl Filter {
         FilterReader::in_family(self.family(), contents)
     }
 
+    /// The reader of one of this filter's partitions: a zero-size handle
+    /// marks keys past the table's range, where nothing matches.
+    pub(crate) fn partition_reader<'a>(&self, partition: &'a Partition) -> FilterReader<'a> {
+        match partition.handle.size {
+            0 => FilterReader::AlwaysFalse,
+            _ => self.block_reader(&partition.contents),
+        }
+    }
+
     /// The filter blocks' contents (one for a full filter, one per
     /// partition), in order; none for a block-based filter (its block holds
     /// many filters: see [`Filter::block_based`]).
@@ -207,11 +216,7 @@ impl Filter {
             Filter::Full { contents, .. } => self.block_reader(contents).may_match(entry),
             Filter::Partitioned { partitions, .. } => match self.partition_for(user_key, cmp) {
                 None => true,
-                Some(i) => {
-                    let p = &partitions[i];
-                    // A zero-size handle marks a key past the table's range.
-                    p.handle.size != 0 && self.block_reader(&p.contents).may_match(entry)
-                }
+                Some(i) => self.partition_reader(&partitions[i]).may_match(entry),
             },
             _ => true,
         }

@@ -345,15 +345,11 @@ impl SstFile {
                 }
             }
             Filter::Partitioned { partitions, .. } => {
-                // Each partition's reader; a zero-size handle marks keys
-                // past the table's range (nothing there matches). Keys with
-                // no partition or no entry get one more reader, "may match".
+                // Each partition's reader; keys with no partition or no
+                // entry get one more reader, "may match".
                 let mut readers: Vec<FilterReader<'_>> = partitions
                     .iter()
-                    .map(|p| match p.handle.size {
-                        0 => FilterReader::AlwaysFalse,
-                        _ => self.filter.block_reader(&p.contents),
-                    })
+                    .map(|p| self.filter.partition_reader(p))
                     .collect();
                 let unplaced = readers.len();
                 readers.push(FilterReader::AlwaysTrue);
