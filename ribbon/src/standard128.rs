@@ -26,6 +26,7 @@
 
 use crate::alg::Banding;
 pub use crate::alg::Standard128;
+pub use crate::arch::RibbonKernel;
 use crate::config::{BandingConfig, ConstructionFailureChance};
 use crate::solution::{self, InterleavedLayout};
 use crate::standard::{band_with_seeds, segmented, Hasher};
@@ -275,12 +276,18 @@ pub fn approximate_num_entries(
 }
 
 /// A reader over a Standard128 Ribbon filter's solution bytes.
+///
+/// The reader computes a query's result columns with the fastest
+/// [`RibbonKernel`] the CPU runs, detected when it is made;
+/// [`with_kernel`](Self::with_kernel) picks another (every kernel answers
+/// the same).
 #[derive(Debug, Clone, Copy)]
 pub struct Standard128Reader<'a> {
     data: &'a [u8],
     layout: InterleavedLayout<Standard128>,
     hasher: Hasher<Standard128>,
     seed: u32,
+    kernel: RibbonKernel,
 }
 
 impl<'a> Standard128Reader<'a> {
@@ -293,7 +300,26 @@ impl<'a> Standard128Reader<'a> {
             layout: InterleavedLayout::for_num_blocks(num_blocks, data.len()),
             hasher: Hasher::with_ordinal_seed(seed),
             seed,
+            kernel: RibbonKernel::detected(),
         }
+    }
+
+    /// The same reader, computing result columns with `kernel`, which must
+    /// be one of [`RibbonKernel::available`] (another falls back to the
+    /// portable kernel).
+    #[must_use]
+    pub fn with_kernel(mut self, kernel: RibbonKernel) -> Self {
+        self.kernel = if RibbonKernel::available().contains(&kernel) {
+            kernel
+        } else {
+            RibbonKernel::Portable
+        };
+        self
+    }
+
+    /// The kernel that computes result columns.
+    pub fn kernel(&self) -> RibbonKernel {
+        self.kernel
     }
 
     /// The solution layout (Ribbon blocks, columns).
@@ -310,7 +336,7 @@ impl<'a> Standard128Reader<'a> {
     pub fn may_match_hash(&self, key_hash: u64) -> bool {
         let h = self.hasher.hash(key_hash);
         let site = self.layout.prepare_query(&self.hasher, h);
-        self.layout.filter_query(&self.hasher, h, site, self.data)
+        self.answer_prepared((h, site))
     }
 
     /// The first half of a batched query of `key_hash`: the rehashed
@@ -324,15 +350,113 @@ impl<'a> Standard128Reader<'a> {
     /// [`Self::prepare_hash`] returned.
     #[inline(always)]
     pub(crate) fn answer_prepared(&self, (h, site): (u64, solution::QuerySite)) -> bool {
-        self.layout.filter_query(&self.hasher, h, site, self.data)
+        self.layout
+            .filter_query_with(self.kernel, &self.hasher, h, site, self.data)
     }
 
-    /// Batched queries: all sites are computed (and their cache lines
-    /// prefetched) before any is read, as in RocksDB's MultiGet path.
+    /// Batched queries: each site is computed (and its cache lines
+    /// prefetched) 16 queries before it is read.
     /// Answers `min(key_hashes.len(), out.len())` hashes; the rest of `out`
     /// is left unchanged.
     pub fn may_match_hashes(&self, key_hashes: &[u64], out: &mut [bool]) {
-        self.layout
-            .filter_query_batch(&self.hasher, self.data, key_hashes, out);
+        crate::batch::answer_pipelined(
+            key_hashes,
+            out,
+            |k| self.prepare_hash(k),
+            |prepared| self.answer_prepared(prepared),
+        );
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+    use crate::hash::split_mix64;
+
+    /// Every kernel computes the portable parities (`phsf_query`) of every
+    /// site it answers, and every reader answers as the portable one, over
+    /// random solutions of 1 to 20 columns (fractional column counts
+    /// included, so both column counts of a layout), every start offset,
+    /// and the last blocks, where a kernel that would read past the data
+    /// hands the query back.
+    #[test]
+    fn every_kernel_answers_as_the_portable_one() {
+        let kernels = RibbonKernel::available();
+        if cfg!(target_arch = "x86_64") && std::env::var_os("RIBBON_REQUIRE_AVX2").is_some() {
+            assert!(
+                kernels.contains(&RibbonKernel::Avx2),
+                "RIBBON_REQUIRE_AVX2 is set but AVX2 is not detected"
+            );
+        }
+        let mut state = 7u64;
+        let (rounds, queries) = if cfg!(miri) { (3, 20) } else { (300, 2_000) };
+        let (mut answered, mut yes) = (0u64, 0u64);
+        for round in 0..rounds {
+            let num_blocks = 2 + (split_mix64(&mut state) % 40) as u32;
+            // 16 bytes per column and block, plus a fraction of a block's
+            // worth, so that some blocks have one column fewer.
+            let columns = 1 + round % 20;
+            let extra = (split_mix64(&mut state) % u64::from(num_blocks)) as usize * 16;
+            let len = num_blocks as usize * columns as usize * 16 + extra;
+            let mut data = vec![0u8; len];
+            let density = round % 3;
+            for b in &mut data {
+                let r = split_mix64(&mut state);
+                *b = match density {
+                    0 => r as u8,
+                    1 => 0,
+                    _ => 0xFF,
+                };
+            }
+            let seed = (split_mix64(&mut state) % 256) as u32;
+            let portable =
+                Standard128Reader::new(&data, num_blocks, seed).with_kernel(RibbonKernel::Portable);
+            for _ in 0..queries {
+                let key_hash = split_mix64(&mut state);
+                let want = portable.may_match_hash(key_hash);
+                yes += u64::from(want);
+                let h = portable.hasher.hash(key_hash);
+                let site = portable.layout.prepare_query(&portable.hasher, h);
+                let cr = portable.hasher.coeff_row(h);
+                let first = site.segment_num as usize * 16;
+                for &kernel in &kernels {
+                    let reader = portable.with_kernel(kernel);
+                    assert_eq!(reader.kernel(), kernel);
+                    assert_eq!(reader.may_match_hash(key_hash), want, "{kernel:?} round {round}");
+                    if let Some(parities) = kernel.site128_parities(
+                        data.get(first..).unwrap_or(&[]),
+                        site.num_columns,
+                        site.start_bit,
+                        cr,
+                    ) {
+                        answered += 1;
+                        let columns = u32::MAX >> (32 - site.num_columns.clamp(1, 32));
+                        let want_parities = portable.layout.phsf_query(&portable.hasher, h, &data);
+                        assert_eq!(
+                            parities & columns,
+                            want_parities & columns,
+                            "{kernel:?} round {round}"
+                        );
+                    }
+                }
+            }
+            let hashes: Vec<u64> = (0..100).map(|_| split_mix64(&mut state)).collect();
+            let mut want = vec![false; 100];
+            portable.may_match_hashes(&hashes, &mut want);
+            for &kernel in &kernels {
+                let mut got = vec![false; 100];
+                portable.with_kernel(kernel).may_match_hashes(&hashes, &mut got);
+                assert_eq!(got, want, "{kernel:?} batch, round {round}");
+            }
+        }
+        // Both answers occur (dense solutions answer "yes" often), and the
+        // vector kernel answered most sites where it runs.
+        assert!(yes > 0);
+        if kernels.len() > 1 {
+            assert!(
+                answered > u64::from(rounds as u32) * queries as u64 / 2,
+                "{answered}"
+            );
+        }
     }
 }

@@ -127,6 +127,156 @@ impl BloomKernel {
     }
 }
 
+/// Which implementation computes the result-column parities of a Ribbon
+/// query site of width 128 (Standard128, RocksDB's Ribbon format) or 64
+/// (Balanced Ribbon, standalone filters); other widths always run the
+/// portable code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RibbonKernel {
+    /// Portable Rust (in
+    /// [`crate::solution::InterleavedLayout::filter_query_with`]): one
+    /// column at a time, stopping at the first that differs.
+    Portable,
+    /// AVX2, eight columns at a time without a branch on the answer
+    /// (x86-64 CPUs with AVX2 only).
+    Avx2,
+    /// AVX-512 with its population count (`avx512f`, `avx512vpopcntdq`):
+    /// eight columns at a time, one `vpopcntq`.
+    Avx512,
+}
+
+impl RibbonKernel {
+    /// The fastest kernel this CPU runs, detected on the first call and
+    /// cached (an atomic load afterwards).
+    #[inline]
+    #[must_use]
+    pub fn detected() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if x86_64::avx512_popcnt_detected() {
+            return RibbonKernel::Avx512;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if x86_64::avx2_detected() {
+            return RibbonKernel::Avx2;
+        }
+        RibbonKernel::Portable
+    }
+
+    /// Every kernel this CPU runs, portable first (for tests and benchmarks
+    /// that compare them).
+    #[must_use]
+    pub fn available() -> Vec<Self> {
+        let mut kernels = vec![RibbonKernel::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if x86_64::avx2_detected() {
+                kernels.push(RibbonKernel::Avx2);
+            }
+            if x86_64::avx512_popcnt_detected() {
+                kernels.push(RibbonKernel::Avx512);
+            }
+        }
+        kernels
+    }
+
+    /// [`crate::alg::CoeffRow::site_parities`] for width 128.
+    #[inline(always)]
+    pub(crate) fn site128_parities(
+        self,
+        words: &[u8],
+        num_columns: u32,
+        start_bit: u32,
+        cr: u128,
+    ) -> Option<u32> {
+        #[cfg(target_arch = "x86_64")]
+        return self.vector_parities(
+            words,
+            num_columns,
+            start_bit,
+            cr,
+            x86_64::site128_parities_avx512,
+            x86_64::site128_parities_avx2,
+        );
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (words, num_columns, start_bit, cr);
+            None
+        }
+    }
+
+    /// [`crate::alg::CoeffRow::site_parities`] for width 64.
+    #[inline(always)]
+    pub(crate) fn site64_parities(
+        self,
+        words: &[u8],
+        num_columns: u32,
+        start_bit: u32,
+        cr: u64,
+    ) -> Option<u32> {
+        #[cfg(target_arch = "x86_64")]
+        return self.vector_parities(
+            words,
+            num_columns,
+            start_bit,
+            cr,
+            x86_64::site64_parities_avx512,
+            x86_64::site64_parities_avx2,
+        );
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (words, num_columns, start_bit, cr);
+            None
+        }
+    }
+
+    /// The checks both widths share: at most 32 columns, a kernel this CPU
+    /// runs, and room in `words` for whole groups of eight columns from
+    /// both blocks (the last blocks of a filter may not have it; the
+    /// caller then runs the portable query).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn vector_parities<C: crate::alg::CoeffRow>(
+        self,
+        words: &[u8],
+        num_columns: u32,
+        start_bit: u32,
+        cr: C,
+        avx512: unsafe fn(&[u8], usize, usize, C, C) -> u32,
+        avx2: unsafe fn(&[u8], usize, usize, C, C) -> u32,
+    ) -> Option<u32> {
+        if self == RibbonKernel::Portable || num_columns > 32 {
+            return None;
+        }
+        let groups = num_columns.div_ceil(8) as usize;
+        // Without a start inside the block there are no right words: the
+        // kernel reads the left ones twice, masked to nothing.
+        let (cr_left, cr_right, right_offset) = if start_bit == 0 {
+            (cr, C::ZERO, 0)
+        } else {
+            (
+                cr << start_bit,
+                cr >> (C::BITS - start_bit),
+                C::BYTES * num_columns as usize,
+            )
+        };
+        if words.len() < right_offset + 8 * C::BYTES * groups {
+            return None;
+        }
+        if self == RibbonKernel::Avx512 && x86_64::avx512_popcnt_detected() {
+            // SAFETY: the CPU has `avx512f` and `avx512vpopcntdq` (just
+            // detected); `groups <= 4` as `num_columns <= 32`; `words` holds
+            // `right_offset + 8 * C::BYTES * groups` bytes, checked above.
+            return Some(unsafe { avx512(words, right_offset, groups, cr_left, cr_right) });
+        }
+        if x86_64::avx2_detected() {
+            // SAFETY: the CPU has AVX2 (just detected); the same bounds as
+            // above.
+            return Some(unsafe { avx2(words, right_offset, groups, cr_left, cr_right) });
+        }
+        None
+    }
+}
+
 /// The bits of a 512-bit FastLocalBloom cache line that the probes of
 /// `h2` select, in probe order: probe `i` is bit `(h2 * GOLDEN^i) >> 23`
 /// (RocksDB's `AddHashPrepared`/`HashMayMatchPrepared`). The one statement

@@ -562,7 +562,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     fn prepare_split(&self, solution: &[u8], meta: &[u8], key_hash: u64) -> (u64, QuerySite) {
         let h = self.hasher.hash(key_hash);
         let site = self.site(meta, h);
-        site.prefetch(solution, S::CoeffRow::BYTES);
+        self.layout.prefetch_site(site, solution);
         (h, site)
     }
 
