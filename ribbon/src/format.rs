@@ -27,7 +27,7 @@
 //! Ribbon, and every other block is read by the rules above
 //! ([`FilterReader::in_family`]).
 
-use crate::batch::answer_in_batches;
+use crate::batch::answer_pipelined;
 use crate::bloom::{
     fast_local, legacy, FastLocalBloomImpl, FastLocalBloomReader, LegacyBloomReader, LegacyLocalityBloomImpl,
 };
@@ -354,7 +354,7 @@ impl<'a> FilterReader<'a> {
         queries: &[(usize, u64)],
         out: &mut [bool],
     ) {
-        answer_in_batches(
+        answer_pipelined(
             queries,
             out,
             |(r, h)| match &readers[r] {

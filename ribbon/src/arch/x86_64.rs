@@ -86,10 +86,10 @@ pub(crate) fn popcnt_detected() -> bool {
 #[inline]
 pub(crate) unsafe fn site128_parities_avx2(
     words: &[u8],
-    right_offset: usize,
-    groups: usize,
     cr_left: u128,
     cr_right: u128,
+    right_offset: usize,
+    groups: usize,
 ) -> u32 {
     debug_assert!(groups <= 4 && words.len() >= right_offset + 128 * groups);
     let splat = |x: u128| _mm256_set_epi64x((x >> 64) as i64, x as i64, (x >> 64) as i64, x as i64);
@@ -150,10 +150,10 @@ pub(crate) unsafe fn site128_parities_avx2(
 #[inline]
 pub(crate) unsafe fn site128_parities_avx512(
     words: &[u8],
-    right_offset: usize,
-    groups: usize,
     cr_left: u128,
     cr_right: u128,
+    right_offset: usize,
+    groups: usize,
 ) -> u32 {
     debug_assert!(groups <= 4 && words.len() >= right_offset + 128 * groups);
     let splat = |x: u128| {
@@ -208,10 +208,10 @@ pub(crate) unsafe fn site128_parities_avx512(
 #[inline]
 pub(crate) unsafe fn site64_parities_avx2(
     words: &[u8],
-    right_offset: usize,
-    groups: usize,
     cr_left: u64,
     cr_right: u64,
+    right_offset: usize,
+    groups: usize,
 ) -> u32 {
     debug_assert!(groups <= 4 && words.len() >= right_offset + 64 * groups);
     let (cl, cr) = (
@@ -265,10 +265,10 @@ pub(crate) unsafe fn site64_parities_avx2(
 #[inline]
 pub(crate) unsafe fn site64_parities_avx512(
     words: &[u8],
-    right_offset: usize,
-    groups: usize,
     cr_left: u64,
     cr_right: u64,
+    right_offset: usize,
+    groups: usize,
 ) -> u32 {
     debug_assert!(groups <= 4 && words.len() >= right_offset + 64 * groups);
     let (cl, cr) = (
