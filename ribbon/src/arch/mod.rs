@@ -8,9 +8,10 @@
 //! with its portable twin in the same build, so both always run.
 //!
 //! The check is made once and cached: a reader records its [`BloomKernel`]
-//! when it is created, so a query pays one predictable branch.
+//! or [`RibbonKernel`] when it is created, so a query pays one predictable
+//! branch.
 //!
-//! Two things live here:
+//! Three things live here:
 //!
 //! * [`prefetch`]: the one memory-prefetch hint every batched query and the
 //!   Bloom builder use: `prefetcht0` on x86-64 (into every cache level), a
@@ -26,6 +27,15 @@
 //! * [`BloomKernel`]: the check of one FastLocalBloom cache line (RocksDB's
 //!   `HashMayMatchPrepared`), portable or with AVX2 (RocksDB's `__AVX2__`
 //!   code, eight probes at a time).
+//! * [`RibbonKernel`]: the result columns of one Ribbon query site of width
+//!   128 or 64, portable (one column at a time, stopping at the first that
+//!   differs, as RocksDB's query) or with AVX2 or AVX-512 (eight columns at
+//!   a time, no branch on the answer; RocksDB has no vector Ribbon query).
+//!   A non-member's query usually stops after one or two columns, but at a
+//!   branch the CPU cannot predict, and a member's reads every column; the
+//!   vector kernels do the same work for both and let consecutive queries
+//!   overlap. Criterion, 10^6 keys, Standard128: single queries 24 to 25
+//!   ns portable, 19 AVX2, 13 to 15 AVX-512.
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_64;
