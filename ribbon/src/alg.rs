@@ -99,28 +99,10 @@ pub trait CoeffRow:
     fn load_le(bytes: &[u8]) -> Self;
     /// Writes `BYTES` little-endian bytes. Precondition: `out.len() >= BYTES`.
     fn store_le(self, out: &mut [u8]);
-    /// The result-column parities of an interleaved query site computed by
-    /// `kernel`, where one exists for this width (64 and 128 bits): bit `i`
-    /// is the parity of column `i` for coefficient row `cr` at `start_bit`,
-    /// the site's words beginning at `words[0]`, as
-    /// [`crate::solution::InterleavedLayout::filter_query`] computes it one
-    /// column at a time. `None` (the default) where the kernel does not
-    /// answer; see [`crate::standard128::RibbonKernel`].
-    #[inline(always)]
-    fn site_parities(
-        kernel: crate::arch::RibbonKernel,
-        words: &[u8],
-        num_columns: u32,
-        start_bit: u32,
-        cr: Self,
-    ) -> Option<u32> {
-        let _ = (kernel, words, num_columns, start_bit, cr);
-        None
-    }
 }
 
 macro_rules! impl_coeff_row {
-    ($t:ty $(, $kernel:ident)?) => {
+    ($t:ty) => {
         impl CoeffRow for $t {
             const BITS: u32 = <$t>::BITS;
             const BYTES: usize = core::mem::size_of::<$t>();
@@ -148,26 +130,14 @@ macro_rules! impl_coeff_row {
             fn store_le(self, out: &mut [u8]) {
                 out[..core::mem::size_of::<$t>()].copy_from_slice(&self.to_le_bytes());
             }
-            $(
-            #[inline(always)]
-            fn site_parities(
-                kernel: crate::arch::RibbonKernel,
-                words: &[u8],
-                num_columns: u32,
-                start_bit: u32,
-                cr: Self,
-            ) -> Option<u32> {
-                kernel.$kernel(words, num_columns, start_bit, cr)
-            }
-            )?
         }
     };
 }
 impl_coeff_row!(u8);
 impl_coeff_row!(u16);
 impl_coeff_row!(u32);
-impl_coeff_row!(u64, site64_parities);
-impl_coeff_row!(u128, site128_parities);
+impl_coeff_row!(u64);
+impl_coeff_row!(u128);
 
 /// A coefficient row of `W` bits (`1..=32`), held in a `u32` whose bits
 /// from `W` up are always clear: a ribbon width that is not a machine word,

@@ -250,7 +250,7 @@ impl<S: RibbonSettings> InterleavedLayout<S> {
     }
 
     /// [`Self::filter_query`] with `kernel` computing the result columns
-    /// where it can (see [`crate::alg::CoeffRow::site_parities`]), the
+    /// where it can (widths 64 and 128, see [`RibbonKernel`]), the
     /// portable code (one column at a time, stopping at the first that
     /// differs) elsewhere. Every kernel gives the same answer.
     #[inline(always)]
@@ -269,7 +269,7 @@ impl<S: RibbonSettings> InterleavedLayout<S> {
         let first = site.segment_num as usize * bytes;
         if let Some(parities) = data
             .get(first..)
-            .and_then(|words| S::CoeffRow::site_parities(kernel, words, site.num_columns, site.start_bit, cr))
+            .and_then(|words| kernel.site_parities(words, site.num_columns, site.start_bit, cr))
         {
             let columns = u32::MAX >> (32 - site.num_columns.clamp(1, 32));
             return site.num_columns == 0 || parities & columns == expected & columns;

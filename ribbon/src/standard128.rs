@@ -423,7 +423,7 @@ mod kernel_tests {
                     let reader = portable.with_kernel(kernel);
                     assert_eq!(reader.kernel(), kernel);
                     assert_eq!(reader.may_match_hash(key_hash), want, "{kernel:?} round {round}");
-                    if let Some(parities) = kernel.site128_parities(
+                    if let Some(parities) = kernel.site_parities(
                         data.get(first..).unwrap_or(&[]),
                         site.num_columns,
                         site.start_bit,

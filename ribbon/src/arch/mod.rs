@@ -189,54 +189,50 @@ impl RibbonKernel {
         kernels
     }
 
-    /// [`crate::alg::CoeffRow::site_parities`] for width 128.
+    /// The result-column parities of an interleaved query site computed by
+    /// this kernel, where one exists for the width of `C` (64 and 128
+    /// bits): bit `i` is the parity of column `i` for coefficient row `cr`
+    /// at `start_bit`, the site's words beginning at `words[0]`, as
+    /// [`crate::solution::InterleavedLayout::filter_query_with`] computes it
+    /// one column at a time. `None` where the kernel does not answer: the
+    /// portable kernel, another width, a CPU without the kernel's features,
+    /// more than 32 columns, or too few bytes in `words` (see
+    /// `vector_parities`); the caller then runs the portable code. The
+    /// width is told apart by type, which the compiler resolves.
     #[inline(always)]
-    pub(crate) fn site128_parities(
+    pub(crate) fn site_parities<C: crate::alg::CoeffRow>(
         self,
         words: &[u8],
         num_columns: u32,
         start_bit: u32,
-        cr: u128,
+        cr: C,
     ) -> Option<u32> {
         #[cfg(target_arch = "x86_64")]
-        return self.vector_parities(
-            words,
-            num_columns,
-            start_bit,
-            cr,
-            x86_64::site128_parities_avx512,
-            x86_64::site128_parities_avx2,
-        );
-        #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (words, num_columns, start_bit, cr);
-            None
+            let any: &dyn core::any::Any = &cr;
+            if let Some(&cr) = any.downcast_ref::<u128>() {
+                return self.vector_parities(
+                    words,
+                    num_columns,
+                    start_bit,
+                    cr,
+                    x86_64::site128_parities_avx512,
+                    x86_64::site128_parities_avx2,
+                );
+            }
+            if let Some(&cr) = any.downcast_ref::<u64>() {
+                return self.vector_parities(
+                    words,
+                    num_columns,
+                    start_bit,
+                    cr,
+                    x86_64::site64_parities_avx512,
+                    x86_64::site64_parities_avx2,
+                );
+            }
         }
-    }
-
-    /// [`crate::alg::CoeffRow::site_parities`] for width 64.
-    #[inline(always)]
-    pub(crate) fn site64_parities(
-        self,
-        words: &[u8],
-        num_columns: u32,
-        start_bit: u32,
-        cr: u64,
-    ) -> Option<u32> {
-        #[cfg(target_arch = "x86_64")]
-        return self.vector_parities(
-            words,
-            num_columns,
-            start_bit,
-            cr,
-            x86_64::site64_parities_avx512,
-            x86_64::site64_parities_avx2,
-        );
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (words, num_columns, start_bit, cr);
-            None
-        }
+        let _ = (words, num_columns, start_bit, cr);
+        None
     }
 
     /// The checks both widths share: at most 32 columns, a kernel this CPU

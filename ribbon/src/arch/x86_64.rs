@@ -125,17 +125,28 @@ pub(crate) unsafe fn site128_parities_avx2(
         // 64 to 32 bits, then dwords: columns 0, 4, 2, 6, 1, 5, 3, 7.
         let low = _mm256_xor_si256(low, _mm256_srli_epi64::<32>(low));
         let high = _mm256_xor_si256(high, _mm256_srli_epi64::<32>(high));
-        let mut t = _mm256_blend_epi32::<0b1010_1010>(low, _mm256_slli_epi64::<32>(high));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<16>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<8>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<4>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<2>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<1>(t));
-        let t = _mm256_permutevar8x32_epi32(t, to_column_order);
-        let group = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<31>(t))) as u32;
-        bits |= group << (8 * g);
+        let folds = _mm256_blend_epi32::<0b1010_1010>(low, _mm256_slli_epi64::<32>(high));
+        bits |= dword_parities(folds, to_column_order) << (8 * g);
     }
     bits
+}
+
+/// The parities of the eight 32-bit lanes of `folds`, gathered by
+/// `to_column_order` (lane `i` of the result is lane `to_column_order[i]`
+/// of `folds`): bit `i` of the result. Shared by the AVX2 site kernels (a
+/// safe function: only code compiled for AVX2 can call it without
+/// `unsafe`).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn dword_parities(folds: __m256i, to_column_order: __m256i) -> u32 {
+    let mut t = folds;
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<16>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<8>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<4>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<2>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<1>(t));
+    let t = _mm256_permutevar8x32_epi32(t, to_column_order);
+    _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<31>(t))) as u32
 }
 
 /// [`site128_parities_avx2`] with AVX-512 (`avx512f` and
@@ -241,15 +252,8 @@ pub(crate) unsafe fn site64_parities_avx2(
     let mut bits = 0u32;
     for g in 0..groups {
         let at = 64 * g;
-        let mut t = _mm256_blend_epi32::<0b1010_1010>(fold4(at), _mm256_slli_epi64::<32>(fold4(at + 32)));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<16>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<8>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<4>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<2>(t));
-        t = _mm256_xor_si256(t, _mm256_srli_epi32::<1>(t));
-        let t = _mm256_permutevar8x32_epi32(t, to_column_order);
-        let group = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<31>(t))) as u32;
-        bits |= group << (8 * g);
+        let folds = _mm256_blend_epi32::<0b1010_1010>(fold4(at), _mm256_slli_epi64::<32>(fold4(at + 32)));
+        bits |= dword_parities(folds, to_column_order) << (8 * g);
     }
     bits
 }
