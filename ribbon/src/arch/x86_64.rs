@@ -101,15 +101,8 @@ pub(crate) unsafe fn site128_parities_avx2(
     // `k` (of two 128-bit lanes) holds column `k`'s fold in its low quadword.
     let fold2 = |at: usize| {
         // SAFETY: `at + 32 <= 128 * groups`, and the caller guarantees that
-        // both `left` and `right` have `128 * groups` readable bytes (`loadu`
-        // needs no alignment).
-        let (l, r) = unsafe {
-            (
-                _mm256_loadu_si256(left.add(at).cast::<__m256i>()),
-                _mm256_loadu_si256(right.add(at).cast::<__m256i>()),
-            )
-        };
-        let x = _mm256_xor_si256(_mm256_and_si256(l, cl), _mm256_and_si256(r, cr));
+        // both `left` and `right` have `128 * groups` readable bytes.
+        let x = unsafe { masked_xor(left.add(at), right.add(at), cl, cr) };
         _mm256_xor_si256(x, _mm256_bsrli_epi128::<8>(x))
     };
     // The packed folds hold columns 0, 4, 2, 6, 1, 5, 3, 7 (see below);
@@ -129,6 +122,26 @@ pub(crate) unsafe fn site128_parities_avx2(
         bits |= dword_parities(folds, to_column_order) << (8 * g);
     }
     bits
+}
+
+/// `(left & cl) ^ (right & cr)` over the 32 bytes at `left` and at
+/// `right`. Shared by the AVX2 site kernels.
+///
+/// # Safety
+///
+/// The CPU must support AVX2, and both pointers must have 32 readable
+/// bytes (`loadu` needs no alignment).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn masked_xor(left: *const u8, right: *const u8, cl: __m256i, cr: __m256i) -> __m256i {
+    // SAFETY: the caller guarantees 32 readable bytes at each pointer.
+    let (l, r) = unsafe {
+        (
+            _mm256_loadu_si256(left.cast::<__m256i>()),
+            _mm256_loadu_si256(right.cast::<__m256i>()),
+        )
+    };
+    _mm256_xor_si256(_mm256_and_si256(l, cl), _mm256_and_si256(r, cr))
 }
 
 /// The parities of the eight 32-bit lanes of `folds`, gathered by
@@ -237,13 +250,7 @@ pub(crate) unsafe fn site64_parities_avx2(
     let fold4 = |at: usize| {
         // SAFETY: `at + 32 <= 64 * groups`, and the caller guarantees that
         // both `left` and `right` have `64 * groups` readable bytes.
-        let (l, r) = unsafe {
-            (
-                _mm256_loadu_si256(left.add(at).cast::<__m256i>()),
-                _mm256_loadu_si256(right.add(at).cast::<__m256i>()),
-            )
-        };
-        let x = _mm256_xor_si256(_mm256_and_si256(l, cl), _mm256_and_si256(r, cr));
+        let x = unsafe { masked_xor(left.add(at), right.add(at), cl, cr) };
         _mm256_xor_si256(x, _mm256_srli_epi64::<32>(x))
     };
     // Dwords hold columns 0, 4, 1, 5, 2, 6, 3, 7; this gathers them back
