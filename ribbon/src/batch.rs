@@ -39,7 +39,8 @@ pub(crate) const PIPELINE_DEPTH: usize = 16;
 /// `answer` as in [`answer_in_batches`]). The prefetches spread out among
 /// the answers instead of coming all at once: for Standard128 queries with
 /// the vector kernels, whose answers are short, a batch of 32 prepared at
-/// once measured 16.4 ns/query on a filter in the last-level cache (its 160
+/// once measured (random hashes, AVX-512, before the kernels took their
+/// rows in registers) 16.4 ns/query on a filter in the last-level cache (its 160
 /// prefetches queue up behind each other) and this 15.0, against 14.1
 /// without prefetching; on a 256 MB filter 23.7 and 24.3 against 62 to 78.
 /// Entries of `out` past the answered ones are left unchanged.

@@ -346,7 +346,8 @@ impl<S: RibbonSettings> InterleavedLayout<S> {
     /// fitted to each site (half as long for a start at a block's first
     /// slot) mispredicted its loop exit and, with the vector kernels,
     /// measured 16.6 against 16.4 ns in the caches and 28.2 against 23.7
-    /// ns on a 256 MB filter (Standard128, AVX-512).
+    /// ns on a 256 MB filter (Standard128, AVX-512, random hashes, before
+    /// the kernels took their rows in registers).
     #[inline(always)]
     pub fn prefetch_site(&self, site: QuerySite, solution: &[u8]) {
         let bytes = S::CoeffRow::BYTES;
