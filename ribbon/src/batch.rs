@@ -102,15 +102,14 @@ mod tests {
                 },
                 &mut |s| s % 3 == 0,
             );
+            let k = (n as usize).min(m);
             if which == 1 {
-                let k = (n as usize).min(m);
                 assert_eq!(
                     prepared,
                     (0..k as u32).collect::<Vec<_>>(),
                     "each answered query prepared once, in order"
                 );
             }
-            let k = (n as usize).min(m);
             for (i, &o) in out.iter().enumerate() {
                 assert_eq!(o, if i < k { i % 3 == 0 } else { true }, "n {n} m {m} i {i}");
             }

@@ -1,7 +1,8 @@
 //! x86-64 fast paths: the prefetch hint, the AVX2 FastLocalBloom line
 //! check (RocksDB's `util/bloom_impl.h`, `HashMayMatchPrepared` under
-//! `__AVX2__`), ported in our words, and the AVX2 width-128 Ribbon site
-//! check (this crate's own; RocksDB has no vector Ribbon query).
+//! `__AVX2__`), ported in our words, and the AVX2 and AVX-512 Ribbon site
+//! kernels for widths 128 and 64 (this crate's own; RocksDB has no vector
+//! Ribbon query).
 
 use super::BLOOM_LINE_BYTES;
 use core::arch::x86_64::{

@@ -546,6 +546,9 @@ impl<S: RibbonSettings> BalancedState<S> {
     }
 
     /// Batched queries, every site of a batch prefetched before any is read.
+    /// (Prefetching 16 or 32 queries ahead, `crate::batch::answer_pipelined`,
+    /// measured slower at width 64: 14.6 to 15.5 against 13.6 ns/query at
+    /// 10^6 keys, 21 to 24 against 19.6 at 3·10^7.)
     pub(crate) fn contains_hashes(&self, payload: &[u8], hashes: &[u64], out: &mut [bool]) {
         let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
         answer_in_batches(
