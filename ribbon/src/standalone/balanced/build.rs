@@ -217,6 +217,7 @@ impl<S: RibbonSettings> Replay<S> {
         let mut pending_first = num_slots;
         let mut pending: Vec<(S::CoeffRow, u32)> = Vec::new();
         let mut next_pending = Vec::new();
+        let mut equations: Vec<(u32, u64)> = Vec::new();
         for shard in (0..=last).rev() {
             let (first, starts) = geometry.range_of(shard);
             debug_assert_eq!(
@@ -234,20 +235,35 @@ impl<S: RibbonSettings> Replay<S> {
                 debug_assert!(stored, "a carry row is one the first pass stored");
             }
             let level_first = geometry.level_first_shard(geometry.level_of(shard).min(geometry.num_levels()));
-            let bumped = record.bumped
-                [record.bumped_at[shard as usize]..record.bumped_at[shard as usize + 1]]
-                .iter()
-                .map(|&h| (geometry.secondary_start(level_first - 1, mix(h)), h));
+            // The shard's equations, starts relative to `first`: its bumped
+            // keys, then its kept ones. Gathered first, in tight loops (an
+            // iterator chain with the mask's filter was a call and a
+            // mispredicted branch per key: 11 % of construction).
+            equations.clear();
+            equations.extend(
+                record.bumped[record.bumped_at[shard as usize]..record.bumped_at[shard as usize + 1]]
+                    .iter()
+                    .map(|&h| (geometry.secondary_start(level_first - 1, mix(h)) - first, h)),
+            );
             let mask = masks[shard as usize];
-            let kept = self.by_shard[self.offsets[shard as usize]..self.offsets[shard as usize + 1]]
-                .iter()
-                .filter(|&&h| mask >> bucket(mix(h)) & 1 == 1)
-                .map(|&h| (geometry.start_in_shard(shard, h), h));
+            let primaries = &self.by_shard[self.offsets[shard as usize]..self.offsets[shard as usize + 1]];
+            let mut len = equations.len();
+            equations.resize(len + primaries.len(), (0, 0));
+            for &h in primaries {
+                // Written always, kept when the key's bucket bit is set.
+                equations[len] = (geometry.start_in_shard(shard, h) - first, h);
+                len += usize::from(mask >> bucket(mix(h)) & 1 == 1);
+            }
+            equations.truncate(len);
             // The first pass added these without a contradiction; the same
             // set cannot contradict in another order. (Sorting them by start
             // first, as the first pass's sweep does, measured no faster.)
-            let equations = bumped.chain(kept).map(|(start, h)| (start - first, h));
-            let added = add_all(&mut window, &self.hasher, equations, &mut NoObserver);
+            let added = add_all(
+                &mut window,
+                &self.hasher,
+                equations.iter().copied(),
+                &mut NoObserver,
+            );
             debug_assert!(added);
             let row = |i: u32| -> (S::CoeffRow, u32) {
                 if i >= end {
@@ -426,12 +442,12 @@ fn group_in_place(keys: &mut [u64], offsets: &[usize], shard_of: impl Fn(u64) ->
     let groups: Vec<usize> = (0..=num_shards.div_ceil(1 << shift))
         .map(|g| offsets[(g << shift).min(num_shards)])
         .collect();
-    cycle_sort(keys, &groups, |h| shard_of(h) >> shift);
+    sort_in_place(keys, &groups, |h| shard_of(h) >> shift);
     for g in 0..groups.len() - 1 {
         let first = g << shift;
         let last = ((g + 1) << shift).min(num_shards);
         let bounds = &offsets[first..=last];
-        cycle_sort(&mut keys[bounds[0]..bounds[bounds.len() - 1]], bounds, |h| {
+        sort_in_place(&mut keys[bounds[0]..bounds[bounds.len() - 1]], bounds, |h| {
             shard_of(h) - first
         });
     }
@@ -439,25 +455,35 @@ fn group_in_place(keys: &mut [u64], offsets: &[usize], shard_of: impl Fn(u64) ->
 
 /// Permutes `keys`, which hold the places `bounds[0]..bounds[last]`, so
 /// that the keys of bucket `b` lie at `bounds[b]..bounds[b + 1]`: a
-/// counting sort by cycles, each key moved to the next free place of its
-/// bucket. The buckets' sizes must be the keys' counts.
-fn cycle_sort(keys: &mut [u64], bounds: &[usize], bucket: impl Fn(u64) -> usize) {
+/// counting sort in place. The buckets' sizes must be the keys' counts.
+///
+/// In passes over the buckets not yet full (after ska_sort's byte sort): each
+/// key still unplaced in bucket `b`'s range is swapped to the next free
+/// place of its own bucket, and the key it displaces takes its place, to be
+/// placed in a later pass. Every swap places one key for good. Unlike
+/// following a cycle, where each move waits for the key the one before
+/// displaced, the keys of a pass are read in order and only the free
+/// places depend on each other, so the random accesses of consecutive
+/// swaps overlap. Measured at 10^6 keys, width 64, in bounded memory
+/// (where every seed groups in place): construction 73 to 64 ns/key.
+fn sort_in_place(keys: &mut [u64], bounds: &[usize], bucket: impl Fn(u64) -> usize) {
     let base = bounds[0];
-    let mut fill: Vec<usize> = bounds.iter().map(|b| b - base).collect();
-    for b in 0..bounds.len() - 1 {
-        let end = bounds[b + 1] - base;
-        while fill[b] < end {
-            let mut h = keys[fill[b]];
-            let mut v = bucket(h);
-            // Follow the cycle until a key of bucket `b` comes back.
-            while v != b {
-                core::mem::swap(&mut h, &mut keys[fill[v]]);
-                fill[v] += 1;
-                v = bucket(h);
+    let num_buckets = bounds.len() - 1;
+    // The next free place of each bucket, and its end.
+    let mut free: Vec<usize> = bounds[..num_buckets].iter().map(|b| b - base).collect();
+    let end: Vec<usize> = bounds[1..].iter().map(|b| b - base).collect();
+    let mut unfilled: Vec<usize> = (0..num_buckets).filter(|&b| free[b] < end[b]).collect();
+    while !unfilled.is_empty() {
+        for &b in &unfilled {
+            for i in free[b]..end[b] {
+                // `free[b] <= i` throughout: a key of bucket `b` goes to or
+                // below `i`, any other key to a place of another bucket.
+                let v = bucket(keys[i]);
+                keys.swap(i, free[v]);
+                free[v] += 1;
             }
-            keys[fill[b]] = h;
-            fill[b] += 1;
         }
+        unfilled.retain(|&b| free[b] < end[b]);
     }
 }
 
@@ -736,14 +762,15 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             swept += 1;
         }
         if swept > 0 {
-            scratch.sort_by_start(
-                order[..swept]
-                    .iter()
-                    .flat_map(|&b| buckets.keys(b))
-                    .map(|&h| (start_of(h), h)),
-                first,
-                starts,
-            );
+            // Bucket by bucket: a flattening iterator here was not inlined
+            // (a call per key, 11 % of construction).
+            scratch.unsorted.clear();
+            for &b in &order[..swept] {
+                scratch
+                    .unsorted
+                    .extend(buckets.keys(b).iter().map(|&h| (start_of(h), h)));
+            }
+            scratch.sort_by_start(first, starts);
             if self.add_all_or_none(scratch.sorted.iter().copied(), &mut scratch.stored) {
                 for &b in &order[..swept] {
                     mask |= 1 << b;
@@ -828,15 +855,13 @@ struct Scratch {
 }
 
 impl Scratch {
-    /// Fills `sorted` with `keys`, `(start, hash)` pairs with starts in
-    /// `first .. first + starts`, ordered by start to within 8 slots (one
-    /// counting sort).
-    fn sort_by_start(&mut self, keys: impl Iterator<Item = (u32, u64)>, first: u32, starts: u32) {
+    /// Fills `sorted` with the `(start, hash)` pairs of `unsorted`, whose
+    /// starts are in `first .. first + starts`, ordered by start to within
+    /// 8 slots (one counting sort).
+    fn sort_by_start(&mut self, first: u32, starts: u32) {
         let bins = (starts as usize >> 3) + 1;
         self.counts.clear();
         self.counts.resize(bins + 1, 0);
-        self.unsorted.clear();
-        self.unsorted.extend(keys);
         for &(start, _) in &self.unsorted {
             self.counts[((start - first) >> 3) as usize + 1] += 1;
         }
