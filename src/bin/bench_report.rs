@@ -381,7 +381,7 @@ fn fp_and_bits(n: usize) -> Vec<(String, f64, f64)> {
 
 /// Fill + compact, then 10^6 Gets of absent and of present keys, through a
 /// real DB with the native policy, with the Rust one, and with no filter
-/// at all (alternating, best of 3). Returns (fill+compact s, absent Get s,
+/// at all (each side first in one round, best of 3). Returns (fill+compact s, absent Get s,
 /// present Get s) for `rocksdb`, `rust` and `none`.
 ///
 /// The `none` side is the floor of any filter's fill and present Gets:
@@ -393,15 +393,13 @@ fn db_bench() -> BTreeMap<&'static str, [f64; 3]> {
     let absent = |i: u64| format!("{:016x}!", i.wrapping_mul(0xD1B5_4A32_D192_ED03)).into_bytes();
     let mut best: BTreeMap<&'static str, [f64; 3]> = BTreeMap::new();
     for round in 0..3 {
-        // Alternate which side goes first, round by round.
+        // Rotate the order round by round: each side goes first once.
         let mut sides = [
             ("rocksdb", Some("ribbonfilter:10:-1")),
             ("rust", Some("rust.RibbonFilter:10:-1")),
             ("none", None),
         ];
-        if round % 2 == 1 {
-            sides.reverse();
-        }
+        sides.rotate_left(round % 3);
         for (name, policy) in sides {
             let dir = tempfile::tempdir().unwrap();
             let mut table = BlockBasedOptions::default();
@@ -686,7 +684,6 @@ fn sst_query_rows(dir: &Path, table: &mut RatioTable) {
     }
 }
 
-/// Peak construction memory, and the database-level rows unless skipped.
 /// The DB rows' floor: what the same fill and Gets cost with no filter,
 /// against RocksDB's `ribbonfilter` and the Rust policy (markdown).
 fn db_floor_table(db: &BTreeMap<&'static str, [f64; 3]>) -> String {
@@ -718,6 +715,9 @@ fn db_floor_table(db: &BTreeMap<&'static str, [f64; 3]>) -> String {
     out
 }
 
+/// Peak construction memory, and the database-level rows unless skipped;
+/// returns the DB rows' floor table ([`db_floor_table`]; empty when
+/// skipped).
 fn memory_and_db_rows(table: &mut RatioTable, memory: &mut Series, skip_db: bool) -> String {
     eprintln!("measuring peak construction memory (child processes)...");
     for n in [100_000, 1_000_000, 10_000_000] {

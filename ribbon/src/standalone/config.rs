@@ -140,8 +140,9 @@ pub struct Config {
     /// that pass recorded; the key hashes are regrouped in place. Peak
     /// memory is then the key hashes, the finished filter and about 20
     /// bits per key (`rust.BalancedRibbon:10`, width 64, at 10^6 and 10^7
-    /// keys: 91 bits per key, against 192 and 213 without), for about 1.5
-    /// times the construction time. The filter's bytes are the same.
+    /// keys: 91 bits per key, against 192 and 213 without), for about 1.3
+    /// times the construction time (width 64: 61 against 46 ns/key at
+    /// 10^6 keys, 70 against 51 at 10^7). The filter's bytes are the same.
     /// Ignored for other filters.
     pub low_memory: bool,
 }

@@ -236,9 +236,11 @@ impl<S: RibbonSettings> Replay<S> {
             }
             let level_first = geometry.level_first_shard(geometry.level_of(shard).min(geometry.num_levels()));
             // The shard's equations, starts relative to `first`: its bumped
-            // keys, then its kept ones. Gathered first, in tight loops (an
+            // keys, then its kept ones. Gathered first, in tight loops: an
             // iterator chain with the mask's filter was a call and a
-            // mispredicted branch per key: 11 % of construction).
+            // mispredicted branch per key, 11 to 13 % of construction in
+            // perf; gathering took the build at 10^6 keys, width 64, from
+            // 64 to 59 ns/key.
             equations.clear();
             equations.extend(
                 record.bumped[record.bumped_at[shard as usize]..record.bumped_at[shard as usize + 1]]
@@ -434,8 +436,8 @@ fn group_by_shard<S: RibbonSettings>(
 /// Permutes `keys` so that the keys of each shard `u` (`shard_of`) lie at
 /// `offsets[u]..offsets[u + 1]` (the shards' counts, summed), without a
 /// second buffer: first by groups of up to 256 consecutive shards, then
-/// each group by shard, so that each pass's moves stay among at most 256
-/// places, and a group's second pass works within the cache.
+/// each group by shard, so that each sort's moves go to at most 256
+/// buckets' free places, and a group's second sort works within the cache.
 fn group_in_place(keys: &mut [u64], offsets: &[usize], shard_of: impl Fn(u64) -> usize) {
     let num_shards = offsets.len() - 1;
     let shift = num_shards.next_power_of_two().trailing_zeros().saturating_sub(8);
@@ -762,8 +764,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
             swept += 1;
         }
         if swept > 0 {
-            // Bucket by bucket: a flattening iterator here was not inlined
-            // (a call per key, 11 % of construction).
+            // Bucket by bucket, each a slice mapped in one tight loop.
             scratch.unsorted.clear();
             for &b in &order[..swept] {
                 scratch
