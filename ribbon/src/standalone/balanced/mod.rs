@@ -90,10 +90,11 @@
 //! the buckets after the sweep). Each step reads the slot the step before
 //! computed, so construction keeps three adds in flight
 //! ([`crate::alg::Banding::add_all_interleaved`]) and their chains of
-//! loads overlap; with that it takes about as long as Standard width 128
-//! (measured with `examples/balanced_ab.rs`), where one add at a time took
-//! about 1.4 times as long. Taking buckets back costs little: about one
-//! failed bucket per shard, under 1 % of the adds.
+//! loads overlap; with that it takes 1.05 to 1.3 times as long as Standard
+//! width 128 (measured with `examples/balanced_ab.rs` at 10^6 and 10^7
+//! keys, r = 7, on 2026-11-25; one add at a time measured about 1.4 times
+//! Standard's when the interleaving was introduced). Taking buckets back
+//! costs little: about one failed bucket per shard, under 1 % of the adds.
 //!
 //! Which buckets a shard keeps depends only on which sets of equations
 //! are solvable, and the solution only on the set of equations kept, so
