@@ -29,24 +29,33 @@ pub(super) fn prefetch(byte: &u8) {
     unsafe { _mm_prefetch::<_MM_HINT_T0>(core::ptr::from_ref(byte).cast::<i8>()) }
 }
 
+/// A CPU feature detected once and cached in `state` (0: not checked yet;
+/// 1: absent; 2: present): after the first call, one relaxed atomic load,
+/// inlined into the query loops (the detection itself stays out of them).
+#[inline(always)]
+fn cached_feature(state: &AtomicU8, detect: fn() -> bool) -> bool {
+    match state.load(Ordering::Relaxed) {
+        0 => detect_and_cache(state, detect),
+        known => known == 2,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn detect_and_cache(state: &AtomicU8, detect: fn() -> bool) -> bool {
+    let found = detect();
+    state.store(if found { 2 } else { 1 }, Ordering::Relaxed);
+    found
+}
+
 /// 0: not checked yet; 1: no AVX2; 2: AVX2.
 static AVX2: AtomicU8 = AtomicU8::new(0);
 
 /// Whether the CPU has AVX2: detected once, then one relaxed atomic load
 /// (also `true` without a check in a build with `+avx2`).
-#[inline]
+#[inline(always)]
 pub(crate) fn avx2_detected() -> bool {
-    if cfg!(target_feature = "avx2") {
-        return true;
-    }
-    match AVX2.load(Ordering::Relaxed) {
-        0 => {
-            let found = std::is_x86_feature_detected!("avx2");
-            AVX2.store(if found { 2 } else { 1 }, Ordering::Relaxed);
-            found
-        }
-        state => state == 2,
-    }
+    cfg!(target_feature = "avx2") || cached_feature(&AVX2, || std::is_x86_feature_detected!("avx2"))
 }
 
 /// 0: not checked yet; 1: no POPCNT; 2: POPCNT.
@@ -55,19 +64,9 @@ static POPCNT: AtomicU8 = AtomicU8::new(0);
 /// Whether the CPU has POPCNT (every x86-64 CPU since 2008, but not the
 /// x86-64 baseline a default build targets): detected once, then one
 /// relaxed atomic load (`true` without a check in a `+popcnt` build).
-#[inline]
+#[inline(always)]
 pub(crate) fn popcnt_detected() -> bool {
-    if cfg!(target_feature = "popcnt") {
-        return true;
-    }
-    match POPCNT.load(Ordering::Relaxed) {
-        0 => {
-            let found = std::is_x86_feature_detected!("popcnt");
-            POPCNT.store(if found { 2 } else { 1 }, Ordering::Relaxed);
-            found
-        }
-        state => state == 2,
-    }
+    cfg!(target_feature = "popcnt") || cached_feature(&POPCNT, || std::is_x86_feature_detected!("popcnt"))
 }
 
 /// The parities of `8 * groups` columns of a width-128 Ribbon query site:
@@ -315,23 +314,14 @@ static AVX512_POPCNT: AtomicU8 = AtomicU8::new(0);
 
 /// Whether the CPU has `avx512f` and `avx512vpopcntdq`: detected once,
 /// then one relaxed atomic load.
-#[inline]
+#[inline(always)]
 pub(crate) fn avx512_popcnt_detected() -> bool {
-    if cfg!(all(
+    cfg!(all(
         target_feature = "avx512f",
         target_feature = "avx512vpopcntdq"
-    )) {
-        return true;
-    }
-    match AVX512_POPCNT.load(Ordering::Relaxed) {
-        0 => {
-            let found =
-                std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq");
-            AVX512_POPCNT.store(if found { 2 } else { 1 }, Ordering::Relaxed);
-            found
-        }
-        state => state == 2,
-    }
+    )) || cached_feature(&AVX512_POPCNT, || {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq")
+    })
 }
 
 /// `GOLDEN` to the powers 0 to 7: the multipliers of eight probes.
