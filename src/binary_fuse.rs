@@ -10,7 +10,7 @@
 //! `example.BinaryFuse8`, so RocksDB's native policies ignore them (a
 //! database written with it reads correctly, unfiltered, without it).
 //!
-//! Keys are hashed with [`ribbon::hash::get_slice_hash64`] (RocksDB's
+//! Keys are hashed with [`ribbon::core::hash::get_slice_hash64`] (RocksDB's
 //! 64-bit XXH3 of the key); the builder sorts and deduplicates the hashes
 //! (xorf needs distinct keys) and builds `BinaryFuse8::try_from(&hashes)`:
 //! about 9 bits per key, false-positive rate about 2^-8.
@@ -42,7 +42,7 @@
 //! fails writes [`rocks_bridge::custom::ALWAYS_TRUE_FILTER`], which the
 //! bridge reads as "may match" for every key.
 
-use ribbon::policy::BuildContext;
+use ribbon::rocksdb::policy::BuildContext;
 use rocks_bridge::custom::{self, Builder, FilterBlock, Policy, Reader};
 use std::sync::{Arc, Once};
 use xorf::{BinaryFuse8, Descriptor, Filter};
@@ -176,7 +176,7 @@ fn fingerprint_count(n: usize) -> usize {
 
 impl Builder for BinaryFuse8Builder {
     fn add_key(&mut self, key: &[u8]) {
-        self.hashes.push(ribbon::hash::get_slice_hash64(key));
+        self.hashes.push(ribbon::core::hash::get_slice_hash64(key));
     }
     fn estimate_entries_added(&self) -> usize {
         self.hashes.len()
@@ -214,7 +214,7 @@ impl BinaryFuse8Reader {
 impl Reader for BinaryFuse8Reader {
     fn may_match(&self, key: &[u8]) -> bool {
         match &self.0 {
-            Some(f) => f.contains(&ribbon::hash::get_slice_hash64(key)),
+            Some(f) => f.contains(&ribbon::core::hash::get_slice_hash64(key)),
             None => true,
         }
     }

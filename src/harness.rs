@@ -7,7 +7,7 @@ use crate::packed::PackedKeys;
 /// it: the policy crate's own type (`Misc`, `Flush`, `Compaction`), passed
 /// to C++ as RocksDB's `TableFileCreationReason` (one definition, shared
 /// with `rocks-bridge`).
-pub use ribbon::policy::CreationReason as Reason;
+pub use ribbon::rocksdb::policy::CreationReason as Reason;
 
 #[cxx::bridge(namespace = "ribbon_compat")]
 mod ffi {

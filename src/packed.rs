@@ -1,8 +1,8 @@
 //! Keys packed back to back in one buffer, and building a filter from them
 //! in Rust: what the benchmarks and the report time on both sides.
 
-use ribbon::builder::FilterBuilder;
-use ribbon::policy::{BuildContext, FilterPolicy};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 
 /// Keys packed in one buffer, for benchmarks: key `i` is
 /// `bytes[ends[i-1]..ends[i]]`.

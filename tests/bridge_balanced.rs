@@ -7,9 +7,9 @@
 //! during compactions and the reopen by stock RocksDB are in
 //! `tests/bridge_round_trip.rs`.)
 
-use ribbon::balanced_policy::{BalancedBuilder, BalancedPolicy, COMPATIBILITY_NAME};
-use ribbon::format::Family;
-use ribbon::policy::{BuildContext, CompactionStyle, CreationReason};
+use ribbon::plugin::balanced_policy::{BalancedBuilder, BalancedPolicy, COMPATIBILITY_NAME};
+use ribbon::rocksdb::format::Family;
+use ribbon::rocksdb::policy::{BuildContext, CompactionStyle, CreationReason};
 use ribbon_compat::harness::{NativeBuilder, NativeReader, Reason};
 use rocksdb::statistics::Ticker;
 use rocksdb::{BlockBasedOptions, Options, DB};
@@ -27,7 +27,7 @@ fn keys(n: u64, salt: u64) -> Vec<Vec<u8>> {
         .map(|i| {
             format!(
                 "{:016x}",
-                ribbon::hash::get_slice_hash64(&[salt.to_le_bytes(), i.to_le_bytes()].concat())
+                ribbon::core::hash::get_slice_hash64(&[salt.to_le_bytes(), i.to_le_bytes()].concat())
             )
             .into_bytes()
         })
@@ -89,7 +89,7 @@ fn rocksdbs_builder_writes_the_librarys_bytes_smaller_than_ribbonfilter() {
 #[test]
 fn rocksdbs_own_reader_takes_a_balanced_block_for_always_true() {
     let block = rocksdb_block("rust.BalancedRibbon:10", 1, &keys(20_000, 2));
-    assert_eq!(block[block.len() - 5..], ribbon::balanced_policy::TRAILER);
+    assert_eq!(block[block.len() - 5..], ribbon::plugin::balanced_policy::TRAILER);
     let native = NativeReader::new(&block);
     let absent = keys(5000, 3);
     assert!(absent.iter().all(|k| native.may_match(k)));

@@ -17,7 +17,7 @@
 #[path = "util/round_trip.rs"]
 mod round_trip;
 
-use ribbon::trailer::{marker, Marker};
+use ribbon::rocksdb::trailer::{marker, Marker};
 use ribbon_compat::construction::{
     install_recording_cache, wrap_filter_policy, ChargeEvent, ChargeEventKind,
 };

@@ -4,7 +4,7 @@
 //! reloaded from the OPTIONS file, used by Get and MultiGet; ids RocksDB
 //! must reject; and panics that cost filtering but never a key.
 
-use ribbon::policy::BuildContext;
+use ribbon::rocksdb::policy::BuildContext;
 use ribbon::standalone::{Config, Ribbon};
 use rocks_bridge::custom::{self, Builder, FilterBlock, Policy, Reader, ALWAYS_TRUE_FILTER};
 use rocksdb::statistics::Ticker;
@@ -57,7 +57,7 @@ impl Policy for StandaloneRibbon {
 
 impl Builder for StandaloneBuilder {
     fn add_key(&mut self, key: &[u8]) {
-        self.hashes.push(ribbon::hash::get_slice_hash64(key));
+        self.hashes.push(ribbon::core::hash::get_slice_hash64(key));
     }
     fn estimate_entries_added(&self) -> usize {
         self.hashes.len()

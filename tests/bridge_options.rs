@@ -14,7 +14,7 @@
 #[path = "util/round_trip.rs"]
 mod round_trip;
 
-use ribbon::format::FilterReader;
+use ribbon::rocksdb::format::FilterReader;
 use rocksdb::DB;
 use round_trip::*;
 use std::collections::HashSet;

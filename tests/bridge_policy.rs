@@ -156,7 +156,7 @@ fn rust_policy_ids_round_trip() {
 /// mean "no policy" clear it.
 #[test]
 fn bridge_and_filter_policy_parse_agree_on_ids() {
-    use ribbon::policy::{FilterPolicy, Provider};
+    use ribbon::rocksdb::policy::{FilterPolicy, Provider};
     for id in [
         "rust.RibbonFilter:10",
         "rust.RibbonFilter:6.5:-1",

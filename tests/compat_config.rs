@@ -1,7 +1,7 @@
 //! The slot tables of ribbon_config.cc against RocksDB's, for every shape
 //! RocksDB instantiates.
 
-use ribbon::config::{self, ConstructionFailureChance};
+use ribbon::core::config::{self, ConstructionFailureChance};
 use ribbon_compat::harness;
 
 fn sample_counts() -> Vec<u32> {

@@ -4,9 +4,9 @@
 
 mod util;
 
-use ribbon::builder::FilterBuilder;
-use ribbon::format::FilterReader;
-use ribbon::policy::{BuildContext, CompactionStyle, CreationReason, FilterPolicy};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::format::FilterReader;
+use ribbon::rocksdb::policy::{BuildContext, CompactionStyle, CreationReason, FilterPolicy};
 use ribbon_compat::harness::{NativeBuilder, NativeReader, Reason};
 use util::{member_keys, non_member_keys, KeyKind};
 

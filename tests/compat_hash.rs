@@ -14,13 +14,13 @@ fn xxph3_matches_rocksdb_at_every_length_to_4096() {
         let off = len % 61;
         let key = &data[off..off + len];
         assert_eq!(
-            ribbon::hash::get_slice_hash64(key),
+            ribbon::core::hash::get_slice_hash64(key),
             harness::slice_hash64(key),
             "len {len}"
         );
         let seed = rng.next_u64();
         assert_eq!(
-            ribbon::hash::hash64(key, seed),
+            ribbon::core::hash::hash64(key, seed),
             harness::hash64(key, seed),
             "len {len} seed {seed:#x}"
         );
@@ -33,13 +33,13 @@ fn legacy_hashes_match_rocksdb() {
     for len in 0..=600 {
         let key = rng.bytes(len);
         assert_eq!(
-            ribbon::hash::bloom_hash(&key),
+            ribbon::core::hash::bloom_hash(&key),
             harness::bloom_hash(&key),
             "len {len}"
         );
         let seed = rng.next_u64() as u32;
         assert_eq!(
-            ribbon::hash::hash32(&key, seed),
+            ribbon::core::hash::hash32(&key, seed),
             harness::hash32(&key, seed),
             "len {len}"
         );

@@ -50,7 +50,7 @@ const CHECKSUMS: [&str; 5] = ["kCRC32c", "kxxHash", "kxxHash64", "kXXH3", "kNoCh
 
 /// One SplitMix64 step from state `i` (the workspace's one generator).
 fn mix(i: u64) -> u64 {
-    ribbon::hash::split_mix64(&mut { i })
+    ribbon::core::hash::split_mix64(&mut { i })
 }
 
 /// Member `i`: an 8-hex-digit prefix shared by four keys, then 8 more.

@@ -9,9 +9,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ribbon::builder::FilterBuilder;
-use ribbon::format::FilterReader;
-use ribbon::policy::{BuildContext, FilterPolicy};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::format::FilterReader;
+use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 use ribbon::standalone::{Config, Ribbon, RibbonRef};
 
 fn keys_of(mut data: &[u8]) -> Vec<&[u8]> {

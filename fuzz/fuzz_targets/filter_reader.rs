@@ -1,4 +1,4 @@
-//! RocksDB filter blocks (`ribbon::format::FilterReader`): any bytes are
+//! RocksDB filter blocks (`ribbon::rocksdb::format::FilterReader`): any bytes are
 //! read without a panic, and a batch query answers as single queries do.
 //!
 //! Input: one byte (how many probe keys), then the filter block.
@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ribbon::format::FilterReader;
+use ribbon::rocksdb::format::FilterReader;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&n, block)) = data.split_first() else {

@@ -33,7 +33,7 @@ pub const HASH_COUNT: usize = 3;
 /// The hash of a key with `seed`: XXPH3 (RocksDB's `Hash64`).
 #[inline]
 pub fn key_hash(key: &[u8], seed: u64) -> u64 {
-    ribbon::hash::xxph3_64_with_seed(key, seed)
+    ribbon::core::hash::xxph3_64_with_seed(key, seed)
 }
 
 /// MurmurHash3's 64-bit finaliser: a bijection with full avalanche.
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn key_hash_is_rocksdbs_hash64() {
-        assert_eq!(key_hash(b"", 0), ribbon::hash::hash64(b"", 0));
-        assert_eq!(key_hash(b"abc", 7), ribbon::hash::hash64(b"abc", 7));
+        assert_eq!(key_hash(b"", 0), ribbon::core::hash::hash64(b"", 0));
+        assert_eq!(key_hash(b"abc", 7), ribbon::core::hash::hash64(b"abc", 7));
     }
 }

@@ -10,7 +10,7 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        ribbon::hash::split_mix64(&mut self.0)
+        ribbon::core::hash::split_mix64(&mut self.0)
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
@@ -156,7 +156,7 @@ fn corrupted_cells_never_give_a_wrong_key() {
         let at = ibf_start + rng.below((120 * 36) as u64) as usize;
         b[at] ^= 1 << rng.below(8);
         let n = b.len() - 8;
-        let sum = ribbon::hash::xxph3_64_with_seed(&b[..n], 0);
+        let sum = ribbon::core::hash::xxph3_64_with_seed(&b[..n], 0);
         b[n..].copy_from_slice(&sum.to_le_bytes());
         let bad = Sketch::from_bytes(&b).unwrap();
         if let Ok(d) = bad.diff(&Sketch::from_bytes(&by).unwrap()) {

@@ -43,7 +43,7 @@ fn sketch_bytes_are_pinned() {
     ];
     let got: Vec<u64> = cases
         .iter()
-        .map(|&(p, n)| ribbon::hash::hash64(&sketch(p, n).to_bytes(), 0))
+        .map(|&(p, n)| ribbon::core::hash::hash64(&sketch(p, n).to_bytes(), 0))
         .collect();
     assert_eq!(
         got,

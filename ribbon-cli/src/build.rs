@@ -7,11 +7,11 @@ use crate::error::Error;
 use crate::input::Keys;
 use crate::output::{note, write_file};
 use crate::progress;
-use ribbon::builder::FilterBuilder;
-use ribbon::format::{FilterDescription, FilterReader};
-use ribbon::hash::get_slice_hash64;
-use ribbon::policy::{BuildContext, CompactionStyle, FilterKind, FilterPolicy, PolicyKind};
-use ribbon::standard128;
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::format::{FilterDescription, FilterReader};
+use ribbon::core::hash::get_slice_hash64;
+use ribbon::rocksdb::policy::{BuildContext, CompactionStyle, FilterKind, FilterPolicy, PolicyKind};
+use ribbon::rocksdb::standard128;
 
 /// Key counts from which hashing shows a progress bar.
 const PROGRESS_MIN_KEYS: u64 = 1_000_000;

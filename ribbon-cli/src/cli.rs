@@ -3,7 +3,7 @@
 //! (or standard output for `--out`).
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use ribbon::policy::FilterPolicy;
+use ribbon::rocksdb::policy::FilterPolicy;
 use std::path::PathBuf;
 
 pub(crate) const KEYS_HELP: &str = "\

@@ -11,7 +11,7 @@ use crate::error::{shown, Error};
 use crate::input::{at_most_one_stdin, read_all, Keys};
 use crate::output::{to_json, write_answers_by_chunk, Stdout};
 use crate::standalone;
-use ribbon::format::FilterReader;
+use ribbon::rocksdb::format::FilterReader;
 use ribbon::standalone::{file::has_magic, RibbonRef};
 use ribbon_sst::footer::{
     BLOCK_BASED_MAGIC, CUCKOO_TABLE_MAGIC, LEGACY_BLOCK_BASED_MAGIC, LEGACY_PLAIN_TABLE_MAGIC,
@@ -39,7 +39,7 @@ pub fn load<'a>(path: &Path, bytes: &'a [u8]) -> Result<FilterFile<'a>, Error> {
              zero keys: \"definitely not\" for every key)"
         )));
     }
-    if ribbon::sharded::has_magic(bytes) {
+    if ribbon::standalone::sharded::has_magic(bytes) {
         return Err(Error::failed(format!(
             "{name}: this is a sharded Ribbon filter file: use 'ribbon big query' or 'ribbon big info'"
         )));
@@ -57,7 +57,7 @@ pub fn load<'a>(path: &Path, bytes: &'a [u8]) -> Result<FilterFile<'a>, Error> {
     }
     // A block of rocks-bridge's rust.BalancedRibbon (as `ribbon sst
     // dump-filter` writes it): checked whole, checksum included.
-    if let Some(parsed) = ribbon::balanced_policy::parse_block(bytes, true) {
+    if let Some(parsed) = ribbon::plugin::balanced_policy::parse_block(bytes, true) {
         return parsed
             .map(|f| FilterFile::RocksDb(FilterReader::BalancedRibbon(Box::new(f))))
             .map_err(|e| Error::failed(format!("{name}: rust.BalancedRibbon filter block: {e}")));
@@ -131,7 +131,7 @@ struct RocksDbFilterInfo {
 
 impl RocksDbFilterInfo {
     fn new(r: &FilterReader<'_>, bytes: usize) -> Self {
-        use ribbon::format::FilterDescription as D;
+        use ribbon::rocksdb::format::FilterDescription as D;
         let d = r.describe();
         let mut info = RocksDbFilterInfo {
             format: "rocksdb",

@@ -9,9 +9,9 @@ use crate::error::{shown, Error};
 use crate::input::{read_all, Keys};
 use crate::output::{note, write_file};
 use crate::progress;
-use ribbon::config::ConstructionFailureChance;
-use ribbon::format::FilterReader;
-use ribbon::hash::get_slice_hash64;
+use ribbon::core::config::ConstructionFailureChance;
+use ribbon::rocksdb::format::FilterReader;
+use ribbon::core::hash::get_slice_hash64;
 use ribbon::standalone::{self as sa, Config, Mode, Precision, Ribbon, RibbonRef};
 use serde::Serialize;
 

@@ -68,7 +68,7 @@ fn build_and_query_reproduce_native_rocksdb() {
         let filter = std::fs::read(&out).unwrap();
         assert_eq!(filter.len(), f[9].parse::<usize>().unwrap(), "{line}: length");
         assert_eq!(
-            format!("{:x}", ribbon::hash::hash64(&filter, 0)),
+            format!("{:x}", ribbon::core::hash::hash64(&filter, 0)),
             f[10],
             "{line}: fingerprint"
         );
@@ -125,7 +125,7 @@ fn raw_keys_and_empty_lines() {
     ]);
     assert!(o.status.success());
     let filter = std::fs::read(&out).unwrap();
-    let reader = ribbon::format::FilterReader::new(&filter);
+    let reader = ribbon::rocksdb::format::FilterReader::new(&filter);
     for k in [&b"apple"[..], b"", b"banana", b"cherry"] {
         assert!(reader.may_match(k));
     }

@@ -341,8 +341,8 @@ fn crlf_keys_are_the_same_keys_and_hex_stays_exact() {
     .ok();
     assert_ne!(std::fs::read(&h).unwrap(), std::fs::read(&p).unwrap());
     let lib = |key: &[u8]| {
-        let policy: ribbon::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
-        ribbon::builder::build_filter(&policy, &ribbon::policy::BuildContext::default(), &[key]).unwrap()
+        let policy: ribbon::rocksdb::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
+        ribbon::rocksdb::builder::build_filter(&policy, &ribbon::rocksdb::policy::BuildContext::default(), &[key]).unwrap()
     };
     assert_eq!(std::fs::read(&h).unwrap(), lib(b"a\r"));
     assert_eq!(std::fs::read(&p).unwrap(), lib(b"a"));
@@ -542,14 +542,14 @@ fn optimize_filters_for_memory_switch_reproduces_older_rocksdb() {
     // optimising for memory.
     let keys = d.file("keys", keys_text(10).as_bytes());
     let library = |optimize: bool| {
-        let policy: ribbon::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
-        let ctx = ribbon::policy::BuildContext {
+        let policy: ribbon::rocksdb::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
+        let ctx = ribbon::rocksdb::policy::BuildContext {
             optimize_filters_for_memory: optimize,
-            ..ribbon::policy::BuildContext::sst_file_writer(7)
+            ..ribbon::rocksdb::policy::BuildContext::sst_file_writer(7)
         };
         let keys = keys_text(10);
         let keys: Vec<&[u8]> = keys.lines().map(str::as_bytes).collect();
-        ribbon::builder::build_filter(&policy, &ctx, &keys).unwrap()
+        ribbon::rocksdb::builder::build_filter(&policy, &ctx, &keys).unwrap()
     };
     for (flag, optimize) in [("true", true), ("false", false)] {
         let out = d.path(flag);

@@ -6,11 +6,11 @@
 //! binary.
 
 use assert_cmd::Command;
-use ribbon::alg::{simple_back_subst, simple_query, Banding, CoeffRow, Settings, SmallRow};
-use ribbon::hash::{get_slice_hash64, split_mix64};
-use ribbon::standard::Hasher;
-use ribbon::standard128::{self, Standard128Reader};
-use ribbon::trailer::Parsed;
+use ribbon::core::alg::{simple_back_subst, simple_query, Banding, CoeffRow, Settings, SmallRow};
+use ribbon::core::hash::{get_slice_hash64, split_mix64};
+use ribbon::core::hasher::Hasher;
+use ribbon::rocksdb::standard128::{self, Standard128Reader};
+use ribbon::rocksdb::trailer::Parsed;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -124,7 +124,7 @@ fn expected<const W: u32>(keys: &[Vec<u8>], columns: u32, result_bits: u32) -> E
             .collect();
         let mut dedup = hashes.clone();
         dedup.dedup();
-        let one_in = ribbon::policy::BitsPerKey::new(10.0).desired_one_in_fp_rate();
+        let one_in = ribbon::rocksdb::policy::BitsPerKey::new(10.0).desired_one_in_fp_rate();
         return Expected {
             seed,
             pivots: banding.occupied_count(),

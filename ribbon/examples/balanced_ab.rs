@@ -22,7 +22,7 @@
 //! million keys. Query times are wall-clock time over chunks of 50,000
 //! queries, short enough that few are interrupted.
 
-use ribbon::hash::split_mix64;
+use ribbon::core::hash::split_mix64;
 use ribbon::standalone::{Config, Ribbon};
 use std::hint::black_box;
 use std::time::Instant;

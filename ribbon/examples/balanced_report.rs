@@ -28,7 +28,7 @@
 //! `contains_many_hashes` (batches with prefetching). Every random choice is seeded,
 //! so sizes and FP rates are reproducible; times are not.
 
-use ribbon::hash::split_mix64;
+use ribbon::core::hash::split_mix64;
 use ribbon::standalone::{Config, Ribbon};
 use std::hint::black_box;
 use std::time::Instant;

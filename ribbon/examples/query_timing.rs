@@ -4,10 +4,10 @@
 //! query, single (`may_match_hash`) and batched (`may_match_many_hashes`), for a
 //! filter that fits in cache and one that does not.
 
-use ribbon::builder::FilterBuilder;
-use ribbon::format::FilterReader;
-use ribbon::hash::split_mix64;
-use ribbon::policy::{BuildContext, FilterPolicy};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::format::FilterReader;
+use ribbon::core::hash::split_mix64;
+use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -27,9 +27,9 @@
 //! Trials run on all available cores (`--threads N` to change). Every
 //! random choice is seeded, so a run is reproducible.
 
-use ribbon::alg::{CoeffRow, RibbonSettings};
-use ribbon::config::{get_num_to_add, ConstructionFailureChance};
-use ribbon::hash::split_mix64;
+use ribbon::core::alg::{CoeffRow, RibbonSettings};
+use ribbon::core::config::{get_num_to_add, ConstructionFailureChance};
+use ribbon::core::hash::split_mix64;
 use ribbon::standalone::sizing::{homogeneous_overhead, keys_until_failure, W32_KNOWN_TO_ADD};
 use ribbon::standalone::{Config, Ribbon, Settings};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -30,49 +30,49 @@
 //!
 #![doc = include_str!("standalone/GUIDE.md")]
 //!
-//! # Modules
+//! # Modules: three rooms and the door between them
 //!
-//! The modules reproduce RocksDB 11.8.1's filters bit for bit, layered
-//! as in RocksDB: the generic Ribbon core ([`alg`]: banding and
-//! back-substitution; [`standard`]: the hasher; [`solution`]: the interleaved
-//! solution and its queries; [`config`]: slots for a number of keys), the key
-//! hashes ([`hash`]) and their arithmetic ([`math`]), the Bloom filters
-//! ([`bloom`]), RocksDB's Standard128 Ribbon filter ([`standard128`]), and the
-//! filter-block level: the trailer every format ends with and the rules
-//! they share ([`trailer`]), policies ([`policy`]), building ([`builder`])
-//! and reading any filter block by its trailer ([`format`](mod@format)).
-//! The standalone filter ([`standalone`]) is one more instantiation of the
-//! same core. [`alg`], [`standard`], [`solution`] and [`math`] are the
-//! internals of the formats, public for tests, tools and experiments; their
-//! API may change with any release.
+//! ```text
+//!                 plugin            rust.BalancedRibbon, the table-filter reader,
+//!                /      \           standalone <-> Standard128 conversion
+//!         rocksdb        standalone
+//!  RocksDB's formats,    this crate's own filters: standalone and
+//!  bit for bit           Balanced Ribbon, the sharded container
+//!                \      /
+//!                  core             hashes, banding, back-substitution,
+//!                                   solutions, bounded-memory construction
+//! ```
+//!
+//! * [`core`](mod@core): the generic Ribbon core, generic over its settings;
+//!   it names no format.
+//! * [`rocksdb`]: RocksDB 11.8.1's filter formats bit for bit (policies,
+//!   builder, the dispatcher on the trailer, Standard128 Ribbon, both
+//!   Blooms), and nothing of ours, as RocksDB's `filter_policy.cc` knows no
+//!   plugin.
+//! * [`standalone`]: this crate's own filters (the standalone Ribbon file,
+//!   Balanced Ribbon, the sharded container).
+//! * [`plugin`]: where the last two meet (the `rust.BalancedRibbon` policy,
+//!   reached by its family's name; conversions).
+//!
+//! Dependencies point down only: `rocksdb` and `standalone` use `core` and
+//! never each other, and only `plugin` uses both (`scripts/check-modules.py`
+//! checks this, and that no modules of any crate import each other in a
+//! circle).
 //!
 //! Words: a *filter block* is the filter's contents in an SST file (what
-//! [`format`](mod@format) reads); a *Ribbon block* is `w` consecutive slots
+//! [`rocksdb::format`] reads); a *Ribbon block* is `w` consecutive slots
 //! of a Ribbon solution (RocksDB's `num_blocks`); a *cache line* is the
 //! 64-byte unit a Bloom filter probes within.
 
 #![warn(missing_docs)]
-pub mod alg;
-mod arch;
-pub mod balanced_policy;
-mod batch;
-pub mod bloom;
-pub mod builder;
-pub mod config;
-pub mod format;
-pub mod hash;
-pub mod math;
-pub mod policy;
-pub mod sharded;
-pub mod solution;
+pub mod core;
+pub mod plugin;
+pub mod rocksdb;
 pub mod standalone;
-pub mod standard;
-pub mod standard128;
 #[doc(hidden)]
 pub mod test_support;
-pub mod trailer;
 
-pub use builder::{build_filter, FilterBuilder};
-pub use format::{Family, FilterDescription, FilterReader, NotAFilter};
-pub use policy::{BuildContext, FilterPolicy};
+pub use rocksdb::builder::{build_filter, FilterBuilder};
+pub use rocksdb::format::{Family, FilterDescription, FilterReader, NotAFilter};
+pub use rocksdb::policy::{BuildContext, FilterPolicy};
 pub use standalone::{Config, Ribbon, RibbonRef};

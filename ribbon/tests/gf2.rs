@@ -2,9 +2,9 @@
 //! GF(2) solver, over every combination of width (32, 64, 128),
 //! first-coefficient-always-one, smash and homogeneous.
 
-use ribbon::alg::{simple_back_subst, Banding, CoeffRow, RibbonSettings};
-use ribbon::solution::InterleavedLayout;
-use ribbon::standard::Hasher;
+use ribbon::core::alg::{simple_back_subst, Banding, CoeffRow, RibbonSettings};
+use ribbon::core::solution::InterleavedLayout;
+use ribbon::core::hasher::Hasher;
 use ribbon::test_support::keys::Rng;
 
 /// Dense Gaussian elimination: rows are (coefficient bits over all slots,

@@ -2,11 +2,11 @@
 //! `src/bin/golden.rs` at the workspace root for the command that
 //! regenerates them): the pure-Rust crate reproduces them with no C++.
 
-use ribbon::builder::FilterBuilder;
-use ribbon::config::{self, ConstructionFailureChance};
-use ribbon::format::FilterReader;
-use ribbon::hash::{bloom_hash, hash64};
-use ribbon::policy::{BuildContext, CompactionStyle, CreationReason, FilterPolicy};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::core::config::{self, ConstructionFailureChance};
+use ribbon::rocksdb::format::FilterReader;
+use ribbon::core::hash::{bloom_hash, hash64};
+use ribbon::rocksdb::policy::{BuildContext, CompactionStyle, CreationReason, FilterPolicy};
 use ribbon::test_support::keys::{match_summary, member_keys, non_member_keys, KeyKind, Rng};
 
 fn lines(text: &'static str, tag: &'static str) -> impl Iterator<Item = Vec<&'static str>> {

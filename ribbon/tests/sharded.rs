@@ -1,8 +1,8 @@
 //! The sharded container: round trips with no false negatives, the FP rate,
 //! determinism, and every kind of damage refused.
 
-use ribbon::hash::split_mix64;
-use ribbon::sharded::{assemble, build_shard, shard_of, Error, Layout, ShardEntry, ShardedRef};
+use ribbon::core::hash::split_mix64;
+use ribbon::standalone::sharded::{assemble, build_shard, shard_of, Error, Layout, ShardEntry, ShardedRef};
 use ribbon::standalone::Config;
 
 fn hashes(n: usize, seed: u64) -> Vec<u64> {
@@ -60,7 +60,7 @@ fn keys_query_by_key_too() {
     let keys: Vec<String> = (0..5000).map(|i| format!("key{i}")).collect();
     let all: Vec<u64> = keys
         .iter()
-        .map(|k| ribbon::hash::get_slice_hash64(k.as_bytes()))
+        .map(|k| ribbon::core::hash::get_slice_hash64(k.as_bytes()))
         .collect();
     let file = build(&all, 2, &Config::balanced(64, 7.0));
     let view = ShardedRef::from_bytes(&file).unwrap();

@@ -7,7 +7,7 @@
 //! Statistical checks use the named bounds of `ribbon::test_support::stats`;
 //! all randomness is seeded, so a run is reproducible.
 
-use ribbon::hash::hash64;
+use ribbon::core::hash::hash64;
 use ribbon::standalone::{file, Config, Error, Mode, Precision, Ribbon, RibbonRef};
 use ribbon::test_support::keys::Rng;
 use ribbon::test_support::stats::{assert_binomial, FREQUENT_SIGMAS};

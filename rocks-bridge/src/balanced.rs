@@ -1,11 +1,11 @@
 //! The `rust.BalancedRibbon:BITS[:BLOOM_BEFORE_LEVEL]` policy: Balanced
-//! Ribbon filters ([`ribbon::balanced_policy`]) with RocksDB's
+//! Ribbon filters ([`ribbon::plugin::balanced_policy`]) with RocksDB's
 //! `ribbonfilter` rules, as one more user of [`custom::Policy`].
 //!
 //! Its blocks are stored under their own family, `rust.BalancedRibbon`, and
 //! a Balanced block's marker byte is RocksDB's "zero probes" (always true):
 //! a RocksDB without this plugin reads the tables as tables without a
-//! filter, never losing a key (see [`ribbon::balanced_policy`] for why the
+//! filter, never losing a key (see [`ribbon::plugin::balanced_policy`] for why the
 //! marker cannot collide). Reading the tables again needs this policy, or
 //! any reader of the family (`ribbon-sst`, `ribbon sst`).
 //!
@@ -18,9 +18,9 @@ use crate::builtin::{
     parse_bloom_before_level, BuiltinReader, BLOOM_BEFORE_LEVEL, FILTERS_BUILT, READERS_CREATED,
 };
 use crate::custom::{self, Builder, FilterBlock, Policy, Reader};
-use ribbon::balanced_policy::{BalancedBuilder, BalancedPolicy, COMPATIBILITY_NAME, NAME};
-use ribbon::format::{Family, ALWAYS_TRUE_FILTER};
-use ribbon::policy::BuildContext;
+use ribbon::plugin::balanced_policy::{BalancedBuilder, BalancedPolicy, COMPATIBILITY_NAME, NAME};
+use ribbon::rocksdb::format::{Family, ALWAYS_TRUE_FILTER};
+use ribbon::rocksdb::policy::BuildContext;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::Arc;
 

@@ -5,9 +5,9 @@
 //! they follow RocksDB's construction protocol ([`custom::Construction`]).
 
 use crate::custom::{self, Builder, Construction, FilterBlock, Finished, Policy, Reader};
-use ribbon::builder::FilterBuilder;
-use ribbon::format::{Family, FilterReader, ALWAYS_TRUE_FILTER};
-use ribbon::policy::{self, BuildContext, FilterPolicy, PolicyKind, Provider};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::format::{Family, FilterReader, ALWAYS_TRUE_FILTER};
+use ribbon::rocksdb::policy::{self, BuildContext, FilterPolicy, PolicyKind, Provider};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -239,7 +239,7 @@ impl Construction for BuiltinBuilder {
         } else {
             self.inner.finish()
         };
-        let banded = ribbon::trailer::marker(&filter) == Some(ribbon::trailer::Marker::Standard128Ribbon);
+        let banded = ribbon::rocksdb::trailer::marker(&filter) == Some(ribbon::rocksdb::trailer::Marker::Standard128Ribbon);
         Finished {
             filter,
             banded,

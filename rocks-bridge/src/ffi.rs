@@ -9,7 +9,7 @@
 //! false negative.
 
 use crate::custom::{self, FilterBlock, Policy};
-use ribbon::policy::{self, FilterPolicy};
+use ribbon::rocksdb::policy::{self, FilterPolicy};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 

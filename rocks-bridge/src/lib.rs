@@ -24,7 +24,7 @@
 //! filters where `ribbonfilter` writes Standard128 Ribbon, with the same FP
 //! rate, under a family of its own (`rust.BalancedRibbon`): RocksDB without
 //! this crate reads its tables as tables without a filter
-//! ([`ribbon::balanced_policy`]).
+//! ([`ribbon::plugin::balanced_policy`]).
 //!
 //! ```no_run
 //! use rocksdb::{BlockBasedOptions, Options, DB};
@@ -105,7 +105,7 @@ pub fn filter_policy_id(opts: &Options) -> Option<String> {
 /// `rust.BalancedRibbon:10:0`), or `None` when it is not one.
 pub fn canonical_id(id: &str) -> Option<String> {
     builtin::parse_rust_policy(id).map(|p| p.id()).or_else(|| {
-        ribbon::balanced_policy::BalancedPolicy::parse(id)
+        ribbon::plugin::balanced_policy::BalancedPolicy::parse(id)
             .ok()
             .map(|p| p.id())
     })

@@ -12,7 +12,7 @@
 //! cargo run --release --bin bench-report -- --db-only            # the DB rows only
 //! ```
 
-use ribbon::format::FilterReader;
+use ribbon::rocksdb::format::FilterReader;
 use ribbon::test_support::keys::{member_keys, KeyKind};
 use ribbon_compat::harness::{build_packed, NativeBuilder, NativeReader, Reason};
 use ribbon_compat::packed::{build_rust, PackedKeys};
@@ -354,12 +354,12 @@ fn fp_and_bits(n: usize) -> Vec<(String, f64, f64)> {
             fps as f64 / 1e6,
         ));
     }
-    let hashes: Vec<u64> = members.iter().map(ribbon::hash::get_slice_hash64).collect();
+    let hashes: Vec<u64> = members.iter().map(ribbon::core::hash::get_slice_hash64).collect();
     let xor = xorf::BinaryFuse8::try_from(&hashes).unwrap();
     use xorf::Filter as _;
     let fps = probes
         .iter()
-        .filter(|k| xor.contains(&ribbon::hash::get_slice_hash64(k)))
+        .filter(|k| xor.contains(&ribbon::core::hash::get_slice_hash64(k)))
         .count();
     rows.push((
         "xorf BinaryFuse8".into(),
@@ -928,7 +928,7 @@ fn sst_cli_table(out: &mut String) {
         let n = (gb * 1e9 / 1024.0) as u64;
         for i in 0..n {
             for chunk in value.chunks_mut(8) {
-                let r = ribbon::hash::split_mix64(&mut state).to_le_bytes();
+                let r = ribbon::core::hash::split_mix64(&mut state).to_le_bytes();
                 chunk.copy_from_slice(&r[..chunk.len()]);
             }
             w.put(format!("{i:016x}"), &value).unwrap();
@@ -1012,9 +1012,9 @@ fn sst_cli_table(out: &mut String) {
 
 /// `--breakdown N`: where a Rust Ribbon build of N keys spends its time.
 fn breakdown(n: usize) {
-    use ribbon::alg::{Banding, Standard128};
-    use ribbon::solution::InterleavedLayout;
-    use ribbon::standard::{sort_by_start, Hasher};
+    use ribbon::core::alg::{Banding, Standard128};
+    use ribbon::core::solution::InterleavedLayout;
+    use ribbon::core::hasher::{sort_by_start, Hasher};
     let keys = PackedKeys::new(&member_keys(KeyKind::Binary16To24, n, 1));
     let reps = 5;
     let mut t = [0f64; 6];
@@ -1022,10 +1022,10 @@ fn breakdown(n: usize) {
         let s = Instant::now();
         let mut hashes: Vec<u64> = Vec::new();
         for k in keys.iter() {
-            hashes.push(ribbon::hash::get_slice_hash64(k));
+            hashes.push(ribbon::core::hash::get_slice_hash64(k));
         }
         t[0] += s.elapsed().as_secs_f64();
-        let (len, num_slots) = ribbon::standard128::space_and_slots(n, 101.0, 0, |x| x);
+        let (len, num_slots) = ribbon::rocksdb::standard128::space_and_slots(n, 101.0, 0, |x| x);
         let hasher = Hasher::<Standard128>::with_ordinal_seed(0);
         let s = Instant::now();
         sort_by_start(&mut hashes, &hasher);

@@ -5,9 +5,9 @@
 //! are not in the database). Then it shows the same filters built directly
 //! by the `ribbon` crate and by RocksDB's C++, byte for byte.
 
-use ribbon::builder::build_filter;
-use ribbon::format::FilterReader;
-use ribbon::policy::{BuildContext, FilterPolicy};
+use ribbon::rocksdb::builder::build_filter;
+use ribbon::rocksdb::format::FilterReader;
+use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 use ribbon_compat::harness::{NativeBuilder, NativeReader};
 use rocksdb::statistics::Ticker;
 use rocksdb::{BlockBasedOptions, ColumnFamilyDescriptor, Options, DB};

@@ -206,7 +206,7 @@ pub fn bloom_may_match(filter: &[u8], key: &[u8]) -> bool {
     if k > MAX_PROBES {
         return true;
     }
-    let mut h = ribbon::hash::bloom_hash(key);
+    let mut h = ribbon::core::hash::bloom_hash(key);
     let delta = h.rotate_right(17);
     for _ in 0..k {
         let bit = h % bits;
@@ -230,7 +230,7 @@ mod tests {
         let k = ((bits_per_key as f64 * 0.69) as u8).clamp(1, 30);
         let mut f = vec![0u8; bits / 8];
         for key in keys {
-            let mut h = ribbon::hash::bloom_hash(key);
+            let mut h = ribbon::core::hash::bloom_hash(key);
             let delta = h.rotate_right(17);
             for _ in 0..k {
                 let b = h as usize % bits;

@@ -17,7 +17,7 @@
 use crate::footer::BlockHandle;
 use crate::key::{self, Comparator};
 use core::cmp::Ordering;
-use ribbon::format::{Family, FilterDescription, FilterReader};
+use ribbon::rocksdb::format::{Family, FilterDescription, FilterReader};
 
 /// Metaindex prefix of a full filter.
 pub const FULL_FILTER_PREFIX: &str = "fullfilter.";

@@ -6,7 +6,7 @@
 
 use crate::filter::Filter;
 use crate::table::SstFile;
-use ribbon::format::FilterDescription;
+use ribbon::rocksdb::format::FilterDescription;
 
 /// What `info` reports about one table.
 #[derive(Debug, Clone, PartialEq)]

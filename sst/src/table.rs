@@ -24,7 +24,7 @@ use crate::partition_seek::PartitionSeek;
 use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
 pub use crate::verify::{FilterMiss, VerifyReport};
-use ribbon::format::FilterReader;
+use ribbon::rocksdb::format::FilterReader;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -307,7 +307,7 @@ impl SstFile {
     /// The batched path of [`SstFile::key_may_match_many_as`] for full and
     /// partitioned filters: each filter block's reader is made once, and
     /// its entries (whole keys or prefixes) are asked in one
-    /// [`ribbon::format::FilterReader::may_match_many`] (hashes first, then the probes with
+    /// [`ribbon::rocksdb::format::FilterReader::may_match_many`] (hashes first, then the probes with
     /// their memory fetches overlapped, as RocksDB's MultiGet). A
     /// partitioned filter's keys are asked in order, each of its own
     /// partition, in one [`FilterReader::may_match_hashes_across`]. Same
@@ -376,7 +376,7 @@ impl SstFile {
                     .map(|k| {
                         let k = k.as_ref();
                         match (place(k), entry(&ctx, k)) {
-                            (Some(p), Some(e)) => (p, ribbon::hash::get_slice_hash64(e)),
+                            (Some(p), Some(e)) => (p, ribbon::core::hash::get_slice_hash64(e)),
                             _ => (unplaced, 0),
                         }
                     })

@@ -17,7 +17,7 @@ use crate::key;
 use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK};
 use crate::properties::PROPERTIES_BLOCK;
 use crate::table::SstFile;
-use ribbon::format::Family;
+use ribbon::rocksdb::format::Family;
 
 /// Misses kept in a [`VerifyReport`] (all are counted).
 const MISSES_KEPT: usize = 100;
@@ -240,7 +240,7 @@ impl SstFile {
             _ => Vec::new(),
         };
         for (handle, contents) in blocks {
-            if let Some(Err(e)) = ribbon::balanced_policy::parse_block(contents, true) {
+            if let Some(Err(e)) = ribbon::plugin::balanced_policy::parse_block(contents, true) {
                 return Err(Error::BadBlock {
                     block: BlockKind::Filter,
                     offset: handle.offset,

@@ -92,9 +92,9 @@ fn every_flipped_or_truncated_byte_is_an_error_or_an_answer() {
 fn random_records_never_panic() {
     let mut state = 0x1234_5678u64;
     for _ in 0..3000 {
-        let len = (ribbon::hash::split_mix64(&mut state) % 300) as usize;
+        let len = (ribbon::core::hash::split_mix64(&mut state) % 300) as usize;
         let body: Vec<u8> = (0..len)
-            .map(|_| ribbon::hash::split_mix64(&mut state) as u8)
+            .map(|_| ribbon::core::hash::split_mix64(&mut state) as u8)
             .collect();
         // Checksummed, so the decoders (not the log reader) see the bytes.
         let log = write_log(&[&body]);

@@ -12,8 +12,8 @@
 
 mod support;
 
-use ribbon::builder::FilterBuilder;
-use ribbon::policy::{BuildContext, FilterPolicy};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 use ribbon_sst::{BlockHandle, ChecksumType, Error, Filter, SstFile, TableInfo};
 use std::time::Duration;
 use support::child::{run_limited, Limits};

@@ -13,8 +13,8 @@
 
 mod support;
 
-use ribbon::policy::{BuildContext, FilterPolicy};
-use ribbon::trailer::{marker, Marker};
+use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
+use ribbon::rocksdb::trailer::{marker, Marker};
 use ribbon::FilterBuilder;
 use ribbon_sst::checksum::ChecksumType;
 use ribbon_sst::Filter;

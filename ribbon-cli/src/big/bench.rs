@@ -4,8 +4,8 @@
 //! the time of a random positive query through the memory map.
 
 use super::gen::{key, NON_MEMBER_BASE};
-use ribbon::hash::split_mix64;
-use ribbon::sharded::ShardedRef;
+use ribbon::core::hash::split_mix64;
+use ribbon::standalone::sharded::ShardedRef;
 use serde::Serialize;
 use std::time::Instant;
 

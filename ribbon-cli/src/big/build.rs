@@ -9,7 +9,7 @@
 //!    memory budget allows, each written to `shards/sNNNNNN.rbn` through a
 //!    temporary file and a rename, so a file there is always complete;
 //! 3. **assemble**: verify every shard and write the container
-//!    (`ribbon::sharded`) through a temporary file and a rename.
+//!    (`ribbon::standalone::sharded`) through a temporary file and a rename.
 //!
 //! `job` in the work directory describes the input (path, size, mtime),
 //! key format, shard bits and configuration; a rerun with the same job
@@ -22,7 +22,7 @@ use super::memory::{peak_rss, Budget};
 use crate::error::{read_error, shown, write_error, Error};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use ribbon::sharded::{build_shard, shard_of, Layout, ShardEntry, MAX_SHARD_BITS};
+use ribbon::standalone::sharded::{build_shard, shard_of, Layout, ShardEntry, MAX_SHARD_BITS};
 use ribbon::standalone::Config;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};

@@ -5,7 +5,7 @@
 use crate::error::{read_error, shown, Error};
 use crate::input::decode_hex;
 use rayon::prelude::*;
-use ribbon::hash::get_slice_hash64;
+use ribbon::core::hash::get_slice_hash64;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,5 @@
 //! `ribbon big`: sharded filter files for key sets larger than memory
-//! (`ribbon::sharded`): `gen` writes synthetic keys, `build` builds a
+//! (`ribbon::standalone::sharded`): `gen` writes synthetic keys, `build` builds a
 //! container from a key stream with external bucketing, `query`, `info`
 //! and `bench` read one through a memory map.
 
@@ -13,7 +13,7 @@ use crate::error::{read_error, shown, Error};
 use crate::output::{to_json, Stdout};
 use clap::{Args, Subcommand, ValueEnum};
 use keys::{for_each_hash_block, KeyFormat};
-use ribbon::sharded::ShardedRef;
+use ribbon::standalone::sharded::ShardedRef;
 use ribbon::standalone::Config;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -437,7 +437,7 @@ fn info(args: &InfoArgs) -> Result<(), Error> {
     let first = view.shard(0);
     let info = Info {
         file: shown(&args.filter),
-        format_version: ribbon::sharded::format::VERSION,
+        format_version: ribbon::standalone::sharded::format::VERSION,
         num_keys: view.num_keys(),
         shard_bits: view.shard_bits(),
         num_shards: view.num_shards(),

@@ -1,5 +1,5 @@
 //! The same keys in RocksDB's Standard128 Ribbon format, for the page's
-//! layout view: the filter bytes `ribbon::standard128::build` writes and,
+//! layout view: the filter bytes `ribbon::rocksdb::standard128::build` writes and,
 //! for each key, where its query reads (`InterleavedLayout::prepare_query`)
 //! and the reader's answer.
 //!
@@ -9,10 +9,10 @@
 //! 128 slots, one 16-byte segment per result column) can be drawn small.
 
 use crate::error::Error;
-use ribbon::policy::BitsPerKey;
-use ribbon::standard::Hasher;
-use ribbon::standard128::{self, Standard128};
-use ribbon::trailer::Parsed;
+use ribbon::rocksdb::policy::BitsPerKey;
+use ribbon::core::hasher::Hasher;
+use ribbon::rocksdb::standard128::{self, Standard128};
+use ribbon::rocksdb::trailer::Parsed;
 use serde::Serialize;
 
 /// Bits per key of the drawn filter, as `ribbonfilter:10`.
@@ -98,7 +98,7 @@ pub fn view(key_hashes: &[u64]) -> Result<IcmlView, Error> {
         upper_num_columns: layout.upper_num_columns(),
         upper_start_block: layout.upper_start_block(),
         seed: reader.seed(),
-        raw_seed: ribbon::standard::raw_seed_from_ordinal(reader.seed()),
+        raw_seed: ribbon::core::hasher::raw_seed_from_ordinal(reader.seed()),
         filter_hex: filter.iter().map(|b| format!("{b:02x}")).collect(),
         keys,
     })

@@ -1,6 +1,6 @@
 //! `ribbon viz`: one self-contained HTML page that replays a Ribbon
 //! construction of the crate's own (the banding and back-substitution of
-//! `ribbon::alg`, recorded step by step, see [`trace`]), with a query mode
+//! `ribbon::core::alg`, recorded step by step, see [`trace`]), with a query mode
 //! and the same keys in RocksDB's Standard128 layout ([`icml`]).
 
 pub mod icml;
@@ -11,7 +11,7 @@ use crate::cli::VizArgs;
 use crate::error::Error;
 use crate::input::Keys;
 use crate::output;
-use ribbon::hash::{get_slice_hash64, split_mix64};
+use ribbon::core::hash::{get_slice_hash64, split_mix64};
 use serde::Serialize;
 
 /// The most keys a page draws (one matrix row each).

@@ -1,5 +1,5 @@
 //! The construction `ribbon viz` replays: the keys banded and
-//! back-substituted by `ribbon::alg` itself, every step recorded through its
+//! back-substituted by `ribbon::core::alg` itself, every step recorded through its
 //! [`BandingObserver`]. The page only replays these records; it never
 //! eliminates or solves anything on its own.
 //!
@@ -10,8 +10,8 @@
 //! draws; the banding does not depend on it). A seed whose banding meets a
 //! contradiction is recorded up to that step, and the next seed is tried.
 
-use ribbon::alg::{simple_back_subst_observed, Banding, BandingObserver, Equation, Settings, SmallRow};
-use ribbon::standard::Hasher;
+use ribbon::core::alg::{simple_back_subst_observed, Banding, BandingObserver, Equation, Settings, SmallRow};
+use ribbon::core::hasher::Hasher;
 use serde::Serialize;
 
 /// The settings of the drawn filter, for ribbon width `W`: first
@@ -66,7 +66,7 @@ pub struct Trace {
     /// Back-substitution, slot by slot from the last.
     pub back_subst: Vec<Solve>,
     /// The solution, one row of `r` bits per slot: what
-    /// `ribbon::alg::simple_back_subst` returns.
+    /// `ribbon::core::alg::simple_back_subst` returns.
     pub solution: Vec<u32>,
 }
 
@@ -159,7 +159,7 @@ pub fn construct<const W: u32>(
         });
         attempts.push(Attempt {
             seed,
-            raw_seed: ribbon::standard::raw_seed_from_ordinal(seed),
+            raw_seed: ribbon::core::hasher::raw_seed_from_ordinal(seed),
             equations: equations
                 .iter()
                 .map(|e| [e.start, e.coeff_row.get(), e.result_row])

@@ -1,9 +1,9 @@
 //! The queries and statistics of a standalone filter, written once for
 //! both [`Ribbon`] and [`RibbonRef`].
 
-use super::{rocksdb, Error, Mode, Ribbon, RibbonRef};
-use crate::config::ConstructionFailureChance;
-use crate::hash::{get_slice_hash64, split_mix64};
+use super::{Mode, Ribbon, RibbonRef};
+use crate::core::config::ConstructionFailureChance;
+use crate::core::hash::{get_slice_hash64, split_mix64};
 
 /// Keys hashed per batch in [`Ribbon::contains_many`].
 const HASH_BATCH: usize = 64;
@@ -213,18 +213,6 @@ macro_rules! filter_api {
             pub fn measured_space_overhead(&self, num_queries: u64, seed: u64) -> f64 {
                 self.space_overhead_at(self.measure_fp_rate(num_queries, seed))
             }
-            /// The filter in RocksDB's Standard128 Ribbon format (solution
-            /// and 5-byte trailer, the contents of a filter block), giving
-            /// identical answers through [`crate::format::FilterReader`].
-            /// An empty filter gives RocksDB's empty filter (no bytes).
-            ///
-            /// Errors ([`Error::NotRocksDbCompatible`]): settings other than
-            /// width 128, Standard Ribbon, first coefficient always one and
-            /// no smash; a seed above 255; fewer than 2 or 2^24 or more
-            /// blocks.
-            pub fn to_rocksdb(&self) -> Result<Vec<u8>, Error> {
-                rocksdb::export(&self.decoded.header, self.solution())
-            }
         }
     };
 }
@@ -237,14 +225,14 @@ impl RibbonRef<'_> {
     /// prefetched), for [`RibbonRef::answer_prepared`]: the filter's part
     /// in [`crate::FilterReader::may_match_hashes_across`].
     #[inline]
-    pub(crate) fn prepare_hash(&self, key_hash: u64) -> (u64, crate::solution::QuerySite) {
+    pub(crate) fn prepare_hash(&self, key_hash: u64) -> (u64, crate::core::solution::QuerySite) {
         self.decoded.engine.prepare_hash(self.solution(), key_hash)
     }
 
     /// The answer of [`RibbonRef::contains_hash`] for what
     /// [`RibbonRef::prepare_hash`] returned.
     #[inline]
-    pub(crate) fn answer_prepared(&self, prepared: (u64, crate::solution::QuerySite)) -> bool {
+    pub(crate) fn answer_prepared(&self, prepared: (u64, crate::core::solution::QuerySite)) -> bool {
         self.decoded.engine.answer_prepared(self.solution(), prepared)
     }
 }
@@ -259,11 +247,11 @@ mod tests {
     #[test]
     fn prepared_queries_answer_as_single_ones() {
         let mut state = 0x5eed_u64;
-        let hashes: Vec<u64> = (0..6000).map(|_| crate::hash::split_mix64(&mut state)).collect();
+        let hashes: Vec<u64> = (0..6000).map(|_| crate::core::hash::split_mix64(&mut state)).collect();
         let probes: Vec<u64> = hashes[..1500]
             .iter()
             .copied()
-            .chain((0..1500).map(|_| crate::hash::split_mix64(&mut state)))
+            .chain((0..1500).map(|_| crate::core::hash::split_mix64(&mut state)))
             .collect();
         for width in [32, 64, 128] {
             for (name, config) in [

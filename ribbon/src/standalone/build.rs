@@ -5,13 +5,13 @@ use super::balanced::{self, BalancedState};
 use super::engine::{band, dispatch, Engine, QueryState, Visitor};
 use super::file::{Header, HEADER_LEN};
 use super::{sizing, Config, Decoded, Error, Mode, Ribbon};
-use crate::alg::{CoeffRow, RibbonSettings};
-use crate::hash::get_slice_hash64;
-use crate::solution::InterleavedLayout;
+use crate::core::alg::{CoeffRow, RibbonSettings};
+use crate::core::hash::get_slice_hash64;
+use crate::core::solution::InterleavedLayout;
 
 impl Ribbon {
     /// Builds a filter of `keys`, each hashed with
-    /// [`crate::hash::get_slice_hash64`].
+    /// [`crate::core::hash::get_slice_hash64`].
     ///
     /// Errors: an invalid `config`, too many keys, or (Standard Ribbon) no
     /// seed of the budget banding.

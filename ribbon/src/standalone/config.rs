@@ -2,7 +2,7 @@
 
 use super::engine::{Shape, Width};
 use super::Error;
-use crate::config::ConstructionFailureChance;
+use crate::core::config::ConstructionFailureChance;
 
 /// Standard or Homogeneous Ribbon (the paper's sections 2–3 and 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

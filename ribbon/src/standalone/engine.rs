@@ -1,7 +1,7 @@
 //! From runtime configuration to monomorphised code.
 //!
-//! The generic core ([`crate::alg`], [`crate::standard`],
-//! [`crate::solution`]) is compiled once per [`RibbonSettings`] type. A
+//! The generic core ([`crate::core::alg`], [`crate::core::hasher`],
+//! [`crate::core::solution`]) is compiled once per [`RibbonSettings`] type. A
 //! standalone filter chooses its settings at run time, so this module
 //! instantiates the core for all 24 combinations of ribbon width (32, 64,
 //! 128) × first-coefficient-always-one × smash × homogeneous with one generic
@@ -18,10 +18,10 @@
 //! below; the compiler checks that it is exhaustive.
 
 use super::balanced::BalancedState;
-pub use crate::alg::Settings;
-use crate::alg::{Banding, RibbonSettings};
-use crate::solution::{InterleavedLayout, QuerySite};
-use crate::standard::{band_with_seeds, Hasher};
+pub use crate::core::alg::Settings;
+use crate::core::alg::{Banding, RibbonSettings};
+use crate::core::solution::{InterleavedLayout, QuerySite};
+use crate::core::hasher::{band_with_seeds, Hasher};
 
 /// A ribbon width the standalone format supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,7 +56,7 @@ impl Shape {
     /// The shape of settings type `S`. Panics (at compile time, where it is
     /// used in a constant) for a width the standalone format lacks.
     pub(crate) const fn of<S: RibbonSettings>() -> Self {
-        let Some(width) = Width::from_bits(<S::CoeffRow as crate::alg::CoeffRow>::BITS) else {
+        let Some(width) = Width::from_bits(<S::CoeffRow as crate::core::alg::CoeffRow>::BITS) else {
             panic!("unsupported ribbon width");
         };
         Shape {
@@ -130,7 +130,7 @@ impl<S: RibbonSettings> QueryState<S> {
     }
 }
 
-/// Bands `hashes` into `num_slots` slots (a count [`crate::solution`]
+/// Bands `hashes` into `num_slots` slots (a count [`crate::core::solution`]
 /// supports), trying ordinal seeds `first_seed`, `first_seed + 1`, …
 /// (wrapping) until one succeeds or `max_seeds` have failed. Returns the
 /// seed and the banding, or the number of seeds tried.

@@ -24,7 +24,7 @@
 //!                 1 one in 20, 2 one in 1000, 255 not applicable
 //!                 (Homogeneous, explicit overhead, imported); informational
 //!       15     1  reserved: 0
-//!       16     4  ordinal seed that banded (see `crate::standard`)
+//!       16     4  ordinal seed that banded (see `crate::core::hasher`)
 //!       20     4  num_blocks: blocks of w slots (0: no keys, matches nothing;
 //!                 otherwise at least 1 with smash, 2 without)
 //!       24     8  number of keys built from (informational; 0 if unknown)
@@ -34,7 +34,7 @@
 //!                 columns; earlier blocks have one fewer
 //!       48     8  target FP rate (f64; informational)
 //!       56     8  header checksum: hash64(bytes[0..56], 0x5242_4E48_4452_0001)
-//!       64     L  solution: ICML segments, w/8 bytes each (`crate::solution`),
+//!       64     L  solution: ICML segments, w/8 bytes each (`crate::core::solution`),
 //!                 so every segment is 4-, 8- or 16-byte aligned relative
 //!                 to the start of the file
 //!     64+L     P  zero padding, P = (8 - L % 8) % 8
@@ -69,7 +69,7 @@
 //!                 0x5242_4E42_4F44_0001)
 //! ```
 //!
-//! `hash64` is RocksDB's 64-bit XXPH3 ([`crate::hash::hash64`]). The two
+//! `hash64` is RocksDB's 64-bit XXPH3 ([`crate::core::hash::hash64`]). The two
 //! upper/lower column fields are redundant (they follow from `num_blocks`
 //! and the solution length) and are checked on load. A reader rejects
 //! another version, a bad checksum, a length other than `64 + L + P + 8`
@@ -87,10 +87,10 @@ use super::balanced::{
 };
 use super::engine::{dispatch, Engine, QueryState, Shape, Visitor, Width};
 use super::Error;
-use crate::alg::{CoeffRow, RibbonSettings};
-use crate::config::ConstructionFailureChance;
-use crate::hash::hash64;
-use crate::solution::InterleavedLayout;
+use crate::core::alg::{CoeffRow, RibbonSettings};
+use crate::core::config::ConstructionFailureChance;
+use crate::core::hash::hash64;
+use crate::core::solution::InterleavedLayout;
 
 /// The file's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"\x89RBN\r\n\x1a\n";

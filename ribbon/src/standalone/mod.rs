@@ -4,8 +4,8 @@
 //! RocksDB builds one Ribbon configuration (width 128, Standard Ribbon,
 //! first coefficient always one, no smash) inside its SST files. This module
 //! exposes the whole design space of the paper (Dillinger and Walzer, 2021)
-//! on top of the same generic core ([`crate::alg`], [`crate::standard`],
-//! [`crate::solution`], [`crate::config`]):
+//! on top of the same generic core ([`crate::core::alg`], [`crate::core::hasher`],
+//! [`crate::core::solution`], [`crate::core::config`]):
 //!
 //! * ribbon width 32, 64 or 128;
 //! * 1 to 32 result bits per slot, fractional through the interleaved
@@ -28,7 +28,7 @@
 //! identical answers.
 //!
 //! Keys are hashed with RocksDB's 64-bit key hash
-//! ([`crate::hash::get_slice_hash64`]); a caller with its own 64-bit hashes
+//! ([`crate::core::hash::get_slice_hash64`]); a caller with its own 64-bit hashes
 //! uses [`Ribbon::from_hashes`] and [`Ribbon::contains_hash`]. There are no
 //! false negatives: every key (hash) the filter was built from is reported
 //! as contained, by both types and every query method. Duplicate keys are
@@ -40,10 +40,10 @@ mod api;
 pub(crate) mod balanced;
 mod build;
 mod config;
-mod engine;
+pub(crate) mod engine;
 mod error;
 pub mod file;
-mod rocksdb;
+pub mod sharded;
 pub mod sizing;
 
 pub use config::{Config, Mode, Precision, MAX_SLOT_OVERHEAD, WIDTHS};
@@ -59,9 +59,9 @@ use file::Header;
 /// What a filter knows besides its bytes: its header, decoded, and the
 /// query state built from it.
 #[derive(Debug, Clone, Copy)]
-struct Decoded {
-    header: Header,
-    engine: Engine,
+pub(crate) struct Decoded {
+    pub(crate) header: Header,
+    pub(crate) engine: Engine,
 }
 
 /// A standalone Ribbon filter that owns its bytes (the [file format](mod@file)).
@@ -81,8 +81,8 @@ struct Decoded {
 /// ```
 #[derive(Clone)]
 pub struct Ribbon {
-    decoded: Decoded,
-    bytes: Vec<u8>,
+    pub(crate) decoded: Decoded,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// A standalone Ribbon filter borrowed from bytes in the [file format](mod@file),
@@ -112,7 +112,7 @@ pub struct Ribbon {
 /// ```
 #[derive(Clone, Copy)]
 pub struct RibbonRef<'a> {
-    decoded: Decoded,
+    pub(crate) decoded: Decoded,
     bytes: &'a [u8],
     /// The payload: the solution, then a Balanced filter's thresholds.
     solution: &'a [u8],
@@ -150,7 +150,7 @@ impl Ribbon {
 
     /// The payload: the solution, then a Balanced filter's thresholds.
     #[inline]
-    fn solution(&self) -> &[u8] {
+    pub(crate) fn solution(&self) -> &[u8] {
         &self.bytes[self.decoded.header.payload_range()]
     }
 }
@@ -201,7 +201,7 @@ impl<'a> RibbonRef<'a> {
     }
 
     #[inline]
-    fn solution(&self) -> &'a [u8] {
+    pub(crate) fn solution(&self) -> &'a [u8] {
         self.solution
     }
 }

@@ -2,7 +2,7 @@
 //! solution.
 //!
 //! * **Standard Ribbon, width 64 or 128**: RocksDB's measured tables
-//!   ([`crate::config::BandingConfig::try_num_slots`]) for the configured
+//!   ([`crate::core::config::BandingConfig::try_num_slots`]) for the configured
 //!   failure chance and smash setting.
 //! * **Standard Ribbon, width 32**: RocksDB has no table; this module has
 //!   its own, [`W32_KNOWN_TO_ADD`], measured the way RocksDB measured its
@@ -13,19 +13,19 @@
 //! * **An explicit [`Config::slot_overhead`]** `ε`: `m = ⌈n (1 + ε)⌉`.
 //!
 //! The slot count is then rounded up to what the interleaved solution
-//! supports ([`crate::solution::round_up_num_slots`]: whole blocks of `w`
+//! supports ([`crate::core::solution::round_up_num_slots`]: whole blocks of `w`
 //! slots, at least two without smash), and the solution length follows from
-//! the precision ([`crate::solution::bytes_for_fp_rate`] for a fractional
+//! the precision ([`crate::core::solution::bytes_for_fp_rate`] for a fractional
 //! number of columns).
 
 use super::balanced::BalancedState;
 use super::config::{Config, Mode};
 use super::engine::{dispatch, Engine, QueryState, Visitor};
 use super::Error;
-use crate::alg::{Banding, CoeffRow, RibbonSettings};
-use crate::config::{BandingConfig, ConstructionFailureChance};
-use crate::solution::{self, InterleavedLayout};
-use crate::standard::Hasher;
+use crate::core::alg::{Banding, CoeffRow, RibbonSettings};
+use crate::core::config::{BandingConfig, ConstructionFailureChance};
+use crate::core::solution::{self, InterleavedLayout};
+use crate::core::hasher::Hasher;
 
 /// The most keys a standalone filter takes.
 pub const MAX_KEYS: u64 = 1 << 31;
@@ -50,7 +50,7 @@ pub fn homogeneous_overhead(width: u32, result_bits: f64) -> f64 {
 /// Keys that can be added to exactly `2^i` slots of width-32 Standard Ribbon
 /// with about the table's failure chance per seed, `i` in `0..=17` (`0.0`:
 /// too few slots), in the layout of RocksDB's tables
-/// ([`crate::config`]). Rows: no smash, then smash; columns within a row:
+/// ([`crate::core::config`]). Rows: no smash, then smash; columns within a row:
 /// one in 2, one in 20, one in 1000.
 ///
 /// Measured with first coefficient always one by
@@ -319,7 +319,7 @@ impl Config {
 /// none longer: its distribution over trials is the distribution of how many
 /// keys fit in `num_slots` slots. This is the "add till failure" measurement
 /// of the paper's Table 1 and of RocksDB's `FindOccupancy` tool, which
-/// produced the slot tables of [`crate::config`].
+/// produced the slot tables of [`crate::core::config`].
 pub fn keys_until_failure<S: RibbonSettings>(
     num_slots: u32,
     seed: u32,

@@ -1,7 +1,7 @@
 //! Deterministic key generators shared by the golden-vector generator, the
 //! `ribbon` crate tests, the benchmarks and the compatibility suite.
 
-/// SplitMix64 ([`crate::hash::split_mix64`]): a small deterministic
+/// SplitMix64 ([`crate::core::hash::split_mix64`]): a small deterministic
 /// generator for test data; the field is its state.
 #[derive(Debug, Clone)]
 pub struct Rng(pub u64);
@@ -9,7 +9,7 @@ pub struct Rng(pub u64);
 impl Rng {
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        crate::hash::split_mix64(&mut self.0)
+        crate::core::hash::split_mix64(&mut self.0)
     }
     /// A value in `0..n` (fast range; 0 for `n == 0`).
     pub fn below(&mut self, n: u64) -> u64 {

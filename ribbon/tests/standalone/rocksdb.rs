@@ -13,7 +13,7 @@ fn rocksdb_filters_convert_both_ways_with_identical_answers() {
         (10_000, 1.5),
     ] {
         let keys = hashes(n, n as u64);
-        let block = ribbon::standard128::build(keys.clone(), one_in, |_| usize::MAX).unwrap();
+        let block = ribbon::rocksdb::standard128::build(keys.clone(), one_in, |_| usize::MAX).unwrap();
         let reader = FilterReader::new(&block);
         let f = Ribbon::from_rocksdb(&block, n as u64).unwrap();
         assert_eq!(f.width(), 128);
@@ -27,7 +27,7 @@ fn rocksdb_filters_convert_both_ways_with_identical_answers() {
         assert_eq!(f.to_rocksdb().unwrap(), block, "n={n}");
         assert_eq!(
             f.expected_fp_rate(),
-            ribbon::standard128::estimated_fp_rate(n, block.len(), |_, _| f64::NAN),
+            ribbon::rocksdb::standard128::estimated_fp_rate(n, block.len(), |_, _| f64::NAN),
             "n={n}"
         );
     }
@@ -98,9 +98,9 @@ fn rocksdb_conversion_errors() {
         }
     }
     // A Bloom filter block is not a Ribbon one.
-    let policy: ribbon::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
+    let policy: ribbon::rocksdb::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
     let mut b =
-        ribbon::builder::FilterBuilder::new(&policy, &ribbon::policy::BuildContext::default()).unwrap();
+        ribbon::rocksdb::builder::FilterBuilder::new(&policy, &ribbon::rocksdb::policy::BuildContext::default()).unwrap();
     for i in 0..1000u32 {
         b.add_key(i.to_le_bytes());
     }

@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! use rocks_bridge::custom::{self, Builder, FilterBlock, Policy, Reader};
-//! use ribbon::policy::BuildContext;
+//! use ribbon::rocksdb::policy::BuildContext;
 //! use std::sync::Arc;
 //!
 //! /// Keeps every key's 64-bit hash, sorted: an exact-ish set, for the example.
@@ -28,7 +28,7 @@
 //!     }
 //! }
 //! impl Builder for SortedBuilder {
-//!     fn add_key(&mut self, key: &[u8]) { self.0.push(ribbon::hash::get_slice_hash64(key)) }
+//!     fn add_key(&mut self, key: &[u8]) { self.0.push(ribbon::core::hash::get_slice_hash64(key)) }
 //!     fn estimate_entries_added(&self) -> usize { self.0.len() }
 //!     fn finish(&mut self) -> Vec<u8> {
 //!         self.0.sort_unstable();
@@ -40,7 +40,7 @@
 //! }
 //! impl Reader for SortedReader {
 //!     fn may_match(&self, key: &[u8]) -> bool {
-//!         let h = ribbon::hash::get_slice_hash64(key);
+//!         let h = ribbon::core::hash::get_slice_hash64(key);
 //!         let hashes: Vec<u64> = self.0.chunks_exact(8)
 //!             .map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
 //!         hashes.binary_search(&h).is_ok()
@@ -83,7 +83,7 @@ mod registry;
 pub use registry::register_policy;
 pub(crate) use registry::{make_policy, register_builtin};
 
-use ribbon::policy::BuildContext;
+use ribbon::rocksdb::policy::BuildContext;
 use std::ops::Deref;
 
 /// A filter policy implemented in Rust (see the [module](self) docs).

@@ -4,10 +4,10 @@
 //! level, and the last shard sized for what is left.
 
 use super::{bucket, mix, Geometry, BUCKETS, KEEP_ALL, MAX_SHARD_BITS};
-use crate::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
-use crate::math::{fast_range32, prefix_sums};
-use crate::solution::{self, BackSubstState, InterleavedLayout};
-use crate::standard::Hasher;
+use crate::core::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
+use crate::core::math::{fast_range32, prefix_sums};
+use crate::core::solution::{self, BackSubstState, InterleavedLayout};
+use crate::core::hasher::Hasher;
 
 /// Keys per shard the sizing aims at, by ribbon width 32, 64, 128: a shard
 /// has `k` to `2k` keys. Smaller shards leave fewer slots empty but cost
@@ -945,7 +945,7 @@ impl Buckets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alg::Settings;
+    use crate::core::alg::Settings;
 
     /// A filter that needs more slots than it may have (here shards sized
     /// for 101 slots a key) is an error before any allocation, in both

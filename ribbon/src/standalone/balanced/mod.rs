@@ -52,7 +52,7 @@
 //! # Construction
 //!
 //! See [`build`]. Shards are banded in slot order into one
-//! [`crate::alg::Banding`], each shard after the shards before it: first
+//! [`crate::core::alg::Banding`], each shard after the shards before it: first
 //! the keys bumped into the next shard of its level, whose first `w - 1`
 //! slots its own keys reach (the keys bumped into a shard are so added
 //! with the shard before it; the first shard of a level adds its own),
@@ -60,8 +60,8 @@
 //! keys bucket by bucket, largest first (the largest, up to 90 % of the
 //! shard, in one sweep in start order). A bucket that does not fit
 //! entirely is taken back
-//! ([`crate::alg::Banding::clear_slot`] on the slots its keys were stored
-//! at, which [`crate::alg::BandingObserver::store`] reports) and bumped to
+//! ([`crate::core::alg::Banding::clear_slot`] on the slots its keys were stored
+//! at, which [`crate::core::alg::BandingObserver::store`] reports) and bumped to
 //! the next level as a whole; the incremental banding makes this
 //! backtracking cheap. The last shard takes everything left and is sized
 //! for it like a Standard Ribbon filter once its keys are known.
@@ -85,11 +85,11 @@
 //! Filling shards to about 99.4 % makes Gaussian elimination longer: at
 //! 10^6 keys and r = 7, Balanced width 64 performed 16.1 million
 //! elimination steps (XORs with a stored row) against 6.2 million for
-//! Standard width 128 (measured with a [`crate::alg::BandingObserver`];
+//! Standard width 128 (measured with a [`crate::core::alg::BandingObserver`];
 //! the order of the adds hardly changes the total, 13 million of them in
 //! the buckets after the sweep). Each step reads the slot the step before
 //! computed, so construction keeps three adds in flight
-//! ([`crate::alg::Banding::add_all_interleaved`]) and their chains of
+//! ([`crate::core::alg::Banding::add_all_interleaved`]) and their chains of
 //! loads overlap; with that it takes 1.05 to 1.3 times as long as Standard
 //! width 128 (measured with `examples/balanced_ab.rs` at 10^6 and 10^7
 //! keys, r = 7, on 2026-11-25; one add at a time measured about 1.4 times
@@ -110,12 +110,12 @@
 
 pub(crate) mod build;
 
-use crate::alg::{CoeffRow, RibbonSettings};
-use crate::arch;
-use crate::batch::answer_in_batches;
-use crate::math::fast_range32;
-use crate::solution::{InterleavedLayout, QuerySite};
-use crate::standard::Hasher;
+use crate::core::alg::{CoeffRow, RibbonSettings};
+use crate::core::arch;
+use crate::core::batch::answer_in_batches;
+use crate::core::math::fast_range32;
+use crate::core::solution::{InterleavedLayout, QuerySite};
+use crate::core::hasher::Hasher;
 
 /// Buckets per shard: one bit of metadata each.
 pub(crate) const BUCKETS: u32 = 16;
@@ -550,7 +550,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     }
 
     /// Batched queries, every site of a batch prefetched before any is read.
-    /// (Prefetching 16 or 32 queries ahead, `crate::batch::answer_pipelined`,
+    /// (Prefetching 16 or 32 queries ahead, `crate::core::batch::answer_pipelined`,
     /// measured slower at width 64: 14.6 to 15.5 against 13.6 ns/query at
     /// 10^6 keys, 21 to 24 against 19.6 at 3·10^7.)
     pub(crate) fn contains_hashes(&self, payload: &[u8], hashes: &[u64], out: &mut [bool]) {
@@ -591,7 +591,7 @@ impl<S: RibbonSettings> BalancedState<S> {
 }
 
 /// The query site of start slot `start` in `layout`: the arithmetic of
-/// [`InterleavedLayout::prepare_query`] (`crate::solution`) for a start
+/// [`InterleavedLayout::prepare_query`] (`crate::core::solution`) for a start
 /// that Balanced Ribbon computes itself.
 #[inline(always)]
 pub(crate) fn site_at<S: RibbonSettings>(layout: &InterleavedLayout<S>, start: u32) -> QuerySite {
@@ -615,8 +615,8 @@ pub(crate) fn site_at<S: RibbonSettings>(layout: &InterleavedLayout<S>, start: u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alg::Settings;
-    use crate::standard::Hasher;
+    use crate::core::alg::Settings;
+    use crate::core::hasher::Hasher;
 
     type W64 = Settings<u64, true, false, false>;
 

@@ -1,0 +1,386 @@
+//! x86-64 fast paths: the prefetch hint, the AVX2 FastLocalBloom line
+//! check (RocksDB's `util/bloom_impl.h`, `HashMayMatchPrepared` under
+//! `__AVX2__`), ported in our words, and the AVX2 and AVX-512 Ribbon site
+//! kernels for widths 128 and 64 (this crate's own; RocksDB has no vector
+//! Ribbon query).
+
+use super::BLOOM_LINE_BYTES;
+use core::arch::x86_64::{
+    __m256i, _mm256_and_si256, _mm256_blend_epi32, _mm256_blendv_epi8, _mm256_bslli_epi128,
+    _mm256_bsrli_epi128, _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_mullo_epi32,
+    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set_epi64x, _mm256_setr_epi32,
+    _mm256_slli_epi32, _mm256_slli_epi64, _mm256_sllv_epi32, _mm256_srai_epi32, _mm256_srli_epi32,
+    _mm256_srli_epi64, _mm256_sub_epi32, _mm256_testc_si256, _mm256_xor_si256, _mm512_and_si512,
+    _mm512_loadu_si512, _mm512_permutex2var_epi64, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_set_epi64,
+    _mm512_setr_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512, _mm_prefetch,
+    _MM_HINT_T0,
+};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Prefetch hint (`prefetcht0`, into every cache level; see the module docs
+/// for why not RocksDB's `prefetcht2`) for `byte`'s cache
+/// line.
+#[inline(always)]
+pub(super) fn prefetch(byte: &u8) {
+    // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 target has (it is
+    // part of the x86-64 baseline, so this build enables it statically). A
+    // prefetch is a hint: it reads nothing architecturally and cannot fault,
+    // and the pointer comes from a live reference.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(core::ptr::from_ref(byte).cast::<i8>()) }
+}
+
+/// A CPU feature detected once and cached in `state` (0: not checked yet;
+/// 1: absent; 2: present): after the first call, one relaxed atomic load,
+/// inlined into the query loops (the detection itself stays out of them).
+#[inline(always)]
+fn cached_feature(state: &AtomicU8, detect: fn() -> bool) -> bool {
+    match state.load(Ordering::Relaxed) {
+        0 => detect_and_cache(state, detect),
+        known => known == 2,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn detect_and_cache(state: &AtomicU8, detect: fn() -> bool) -> bool {
+    let found = detect();
+    state.store(if found { 2 } else { 1 }, Ordering::Relaxed);
+    found
+}
+
+/// 0: not checked yet; 1: no AVX2; 2: AVX2.
+static AVX2: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the CPU has AVX2: detected once, then one relaxed atomic load
+/// (also `true` without a check in a build with `+avx2`).
+#[inline(always)]
+pub(crate) fn avx2_detected() -> bool {
+    cfg!(target_feature = "avx2") || cached_feature(&AVX2, || std::is_x86_feature_detected!("avx2"))
+}
+
+/// 0: not checked yet; 1: no POPCNT; 2: POPCNT.
+static POPCNT: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the CPU has POPCNT (every x86-64 CPU since 2008, but not the
+/// x86-64 baseline a default build targets): detected once, then one
+/// relaxed atomic load (`true` without a check in a `+popcnt` build).
+#[inline(always)]
+pub(crate) fn popcnt_detected() -> bool {
+    cfg!(target_feature = "popcnt") || cached_feature(&POPCNT, || std::is_x86_feature_detected!("popcnt"))
+}
+
+/// The parities of `8 * groups` columns of a width-128 Ribbon query site:
+/// bit `i` of the result is the parity of `(left_i & cr_left) ^ (right_i &
+/// cr_right)`, where `left_i` is the little-endian 128-bit word `i` of
+/// `words` and `right_i` word `i` of `words[right_offset..]` (the words of
+/// the start's block and of the next one, as
+/// [`crate::core::solution::InterleavedLayout::filter_query`] reads them). Eight
+/// columns at a time, without a branch on the answer; the same bits as
+/// [`crate::core::alg::CoeffRow::parity`] per column (tested).
+///
+/// # Safety
+///
+/// The CPU must support AVX2, `groups <= 4`, and `words` must hold at least
+/// `right_offset + 128 * groups` bytes.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn site128_parities_avx2(
+    words: &[u8],
+    cr_left: u128,
+    cr_right: u128,
+    right_offset: usize,
+    groups: usize,
+) -> u32 {
+    debug_assert!(groups <= 4 && words.len() >= right_offset + 128 * groups);
+    let splat = |x: u128| _mm256_set_epi64x((x >> 64) as i64, x as i64, (x >> 64) as i64, x as i64);
+    let (cl, cr) = (splat(cr_left), splat(cr_right));
+    let left = words.as_ptr();
+    // SAFETY: the caller guarantees `right_offset + 128 * groups <= words.len()`.
+    let right = unsafe { left.add(right_offset) };
+    // Two columns at byte `at` from both blocks, each folded to 64 bits: lane
+    // `k` (of two 128-bit lanes) holds column `k`'s fold in its low quadword.
+    let fold2 = |at: usize| {
+        // SAFETY: `at + 32 <= 128 * groups`, and the caller guarantees that
+        // both `left` and `right` have `128 * groups` readable bytes.
+        let x = unsafe { masked_xor(left.add(at), right.add(at), cl, cr) };
+        _mm256_xor_si256(x, _mm256_bsrli_epi128::<8>(x))
+    };
+    // The packed folds hold columns 0, 4, 2, 6, 1, 5, 3, 7 (see below);
+    // this gathers them back into column order.
+    let to_column_order = _mm256_setr_epi32(0, 4, 2, 6, 1, 5, 3, 7);
+    let mut bits = 0u32;
+    for g in 0..groups {
+        let at = 128 * g;
+        // Quadwords: columns 0, 2, 1, 3 of the group, then 4, 6, 5, 7.
+        let low = _mm256_blend_epi32::<0b1100_1100>(fold2(at), _mm256_bslli_epi128::<8>(fold2(at + 32)));
+        let high =
+            _mm256_blend_epi32::<0b1100_1100>(fold2(at + 64), _mm256_bslli_epi128::<8>(fold2(at + 96)));
+        // 64 to 32 bits, then dwords: columns 0, 4, 2, 6, 1, 5, 3, 7.
+        let low = _mm256_xor_si256(low, _mm256_srli_epi64::<32>(low));
+        let high = _mm256_xor_si256(high, _mm256_srli_epi64::<32>(high));
+        let folds = _mm256_blend_epi32::<0b1010_1010>(low, _mm256_slli_epi64::<32>(high));
+        bits |= dword_parities(folds, to_column_order) << (8 * g);
+    }
+    bits
+}
+
+/// `(left & cl) ^ (right & cr)` over the 32 bytes at `left` and at
+/// `right`. Shared by the AVX2 site kernels.
+///
+/// # Safety
+///
+/// The CPU must support AVX2, and both pointers must have 32 readable
+/// bytes (`loadu` needs no alignment).
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn masked_xor(left: *const u8, right: *const u8, cl: __m256i, cr: __m256i) -> __m256i {
+    // SAFETY: the caller guarantees 32 readable bytes at each pointer.
+    let (l, r) = unsafe {
+        (
+            _mm256_loadu_si256(left.cast::<__m256i>()),
+            _mm256_loadu_si256(right.cast::<__m256i>()),
+        )
+    };
+    _mm256_xor_si256(_mm256_and_si256(l, cl), _mm256_and_si256(r, cr))
+}
+
+/// The parities of the eight 32-bit lanes of `folds`, gathered by
+/// `to_column_order` (lane `i` of the result is lane `to_column_order[i]`
+/// of `folds`): bit `i` of the result. Shared by the AVX2 site kernels (a
+/// safe function: only code compiled for AVX2 can call it without
+/// `unsafe`).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn dword_parities(folds: __m256i, to_column_order: __m256i) -> u32 {
+    let mut t = folds;
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<16>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<8>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<4>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<2>(t));
+    t = _mm256_xor_si256(t, _mm256_srli_epi32::<1>(t));
+    let t = _mm256_permutevar8x32_epi32(t, to_column_order);
+    _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32::<31>(t))) as u32
+}
+
+/// [`site128_parities_avx2`] with AVX-512 (`avx512f` and
+/// `avx512vpopcntdq`): eight columns in two 512-bit registers per block,
+/// folded to 64 bits and counted with one `vpopcntq`.
+///
+/// # Safety
+///
+/// The CPU must support `avx512f` and `avx512vpopcntdq`, `groups <= 4`,
+/// and `words` must hold at least `right_offset + 128 * groups` bytes.
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+#[inline]
+pub(crate) unsafe fn site128_parities_avx512(
+    words: &[u8],
+    cr_left: u128,
+    cr_right: u128,
+    right_offset: usize,
+    groups: usize,
+) -> u32 {
+    debug_assert!(groups <= 4 && words.len() >= right_offset + 128 * groups);
+    let splat = |x: u128| {
+        let (lo, hi) = (x as i64, (x >> 64) as i64);
+        _mm512_set_epi64(hi, lo, hi, lo, hi, lo, hi, lo)
+    };
+    let (cl, cr) = (splat(cr_left), splat(cr_right));
+    let left = words.as_ptr();
+    // SAFETY: the caller guarantees `right_offset + 128 * groups <= words.len()`.
+    let right = unsafe { left.add(right_offset) };
+    // Four columns at byte `at`: `(left & cl) ^ (right & cr)`.
+    let four = |at: usize| {
+        // SAFETY: `at + 64 <= 128 * groups`, and the caller guarantees that
+        // both `left` and `right` have `128 * groups` readable bytes (`loadu`
+        // needs no alignment).
+        let (l, r) = unsafe {
+            (
+                _mm512_loadu_si512(left.add(at).cast()),
+                _mm512_loadu_si512(right.add(at).cast()),
+            )
+        };
+        // 0x78: a ^ (b & c) (bit `4a + 2b + c` of the table), with a = l & cl,
+        // b = r, c = cr.
+        _mm512_ternarylogic_epi64::<0x78>(_mm512_and_si512(l, cl), r, cr)
+    };
+    let low_words = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    let high_words = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    let one = _mm512_set1_epi64(1);
+    let mut bits = 0u32;
+    for g in 0..groups {
+        let (a, b) = (four(128 * g), four(128 * g + 64));
+        // Quadword `i`: column `i` folded to 64 bits.
+        let folded = _mm512_xor_si512(
+            _mm512_permutex2var_epi64(a, low_words, b),
+            _mm512_permutex2var_epi64(a, high_words, b),
+        );
+        let group = _mm512_test_epi64_mask(_mm512_popcnt_epi64(folded), one);
+        bits |= u32::from(group) << (8 * g);
+    }
+    bits
+}
+
+/// The parities of `8 * groups` columns of a width-64 Ribbon query site,
+/// as [`site128_parities_avx2`] for 64-bit words: bit `i` is the parity of
+/// `(left_i & cr_left) ^ (right_i & cr_right)`, words of 8 bytes.
+///
+/// # Safety
+///
+/// The CPU must support AVX2, `groups <= 4`, and `words` must hold at least
+/// `right_offset + 64 * groups` bytes.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn site64_parities_avx2(
+    words: &[u8],
+    cr_left: u64,
+    cr_right: u64,
+    right_offset: usize,
+    groups: usize,
+) -> u32 {
+    debug_assert!(groups <= 4 && words.len() >= right_offset + 64 * groups);
+    let (cl, cr) = (
+        _mm256_set1_epi64x(cr_left as i64),
+        _mm256_set1_epi64x(cr_right as i64),
+    );
+    let left = words.as_ptr();
+    // SAFETY: the caller guarantees `right_offset + 64 * groups <= words.len()`.
+    let right = unsafe { left.add(right_offset) };
+    // Four columns at byte `at`, each folded to 32 bits (in the low half of
+    // its quadword).
+    let fold4 = |at: usize| {
+        // SAFETY: `at + 32 <= 64 * groups`, and the caller guarantees that
+        // both `left` and `right` have `64 * groups` readable bytes.
+        let x = unsafe { masked_xor(left.add(at), right.add(at), cl, cr) };
+        _mm256_xor_si256(x, _mm256_srli_epi64::<32>(x))
+    };
+    // Dwords hold columns 0, 4, 1, 5, 2, 6, 3, 7; this gathers them back
+    // into column order.
+    let to_column_order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let mut bits = 0u32;
+    for g in 0..groups {
+        let at = 64 * g;
+        let folds = _mm256_blend_epi32::<0b1010_1010>(fold4(at), _mm256_slli_epi64::<32>(fold4(at + 32)));
+        bits |= dword_parities(folds, to_column_order) << (8 * g);
+    }
+    bits
+}
+
+/// [`site64_parities_avx2`] with AVX-512: eight columns in one register,
+/// one `vpopcntq`.
+///
+/// # Safety
+///
+/// The CPU must support `avx512f` and `avx512vpopcntdq`, `groups <= 4`,
+/// and `words` must hold at least `right_offset + 64 * groups` bytes.
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+#[inline]
+pub(crate) unsafe fn site64_parities_avx512(
+    words: &[u8],
+    cr_left: u64,
+    cr_right: u64,
+    right_offset: usize,
+    groups: usize,
+) -> u32 {
+    debug_assert!(groups <= 4 && words.len() >= right_offset + 64 * groups);
+    let (cl, cr) = (
+        _mm512_set1_epi64(cr_left as i64),
+        _mm512_set1_epi64(cr_right as i64),
+    );
+    let one = _mm512_set1_epi64(1);
+    let left = words.as_ptr();
+    // SAFETY: the caller guarantees `right_offset + 64 * groups <= words.len()`.
+    let right = unsafe { left.add(right_offset) };
+    let mut bits = 0u32;
+    for g in 0..groups {
+        // SAFETY: `64 * g + 64 <= 64 * groups`, and the caller guarantees
+        // that both `left` and `right` have `64 * groups` readable bytes.
+        let (l, r) = unsafe {
+            (
+                _mm512_loadu_si512(left.add(64 * g).cast()),
+                _mm512_loadu_si512(right.add(64 * g).cast()),
+            )
+        };
+        // 0x78: a ^ (b & c), as in `site128_parities_avx512`.
+        let x = _mm512_ternarylogic_epi64::<0x78>(_mm512_and_si512(l, cl), r, cr);
+        let group = _mm512_test_epi64_mask(_mm512_popcnt_epi64(x), one);
+        bits |= u32::from(group) << (8 * g);
+    }
+    bits
+}
+
+/// 0: not checked yet; 1: no AVX-512 popcount; 2: `avx512f` and
+/// `avx512vpopcntdq`.
+static AVX512_POPCNT: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the CPU has `avx512f` and `avx512vpopcntdq`: detected once,
+/// then one relaxed atomic load.
+#[inline(always)]
+pub(crate) fn avx512_popcnt_detected() -> bool {
+    cfg!(all(
+        target_feature = "avx512f",
+        target_feature = "avx512vpopcntdq"
+    )) || cached_feature(&AVX512_POPCNT, || {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq")
+    })
+}
+
+/// `GOLDEN` to the powers 0 to 7: the multipliers of eight probes.
+const POWERS: [u32; 8] = [
+    0x0000_0001,
+    0x9e37_79b9,
+    0xe35e_67b1,
+    0x7342_97e9,
+    0x35fb_e861,
+    0xdeb7_c719,
+    0x0448_b211,
+    0x3459_b749,
+];
+
+/// `GOLDEN` to the power 8: from one group of eight probes to the next.
+const GOLDEN_POW8: u32 = 0xab25_f4c1;
+
+/// Whether all `num_probes` bits of `h2` are set in `line`: the same bits,
+/// and so the same answers, as [`super::portable_line_may_match`].
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn line_may_match_avx2(h2: u32, num_probes: i32, line: &[u8; BLOOM_LINE_BYTES]) -> bool {
+    // SAFETY: `POWERS` is 8 `u32`s (32 bytes) and `line` 64 bytes: the three
+    // unaligned 32-byte loads read inside them (`loadu` needs no alignment).
+    let (multipliers, lower_words, upper_words) = unsafe {
+        (
+            _mm256_loadu_si256(POWERS.as_ptr().cast::<__m256i>()),
+            _mm256_loadu_si256(line.as_ptr().cast::<__m256i>()),
+            _mm256_loadu_si256(line.as_ptr().add(32).cast::<__m256i>()),
+        )
+    };
+    let zero_to_seven = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let mut h = h2;
+    let mut rem_probes = num_probes;
+    loop {
+        // The next eight probe hashes.
+        let hashes = _mm256_mullo_epi32(_mm256_set1_epi32(h as i32), multipliers);
+        // Top 4 bits: one of 16 words; bit 31 picks the half.
+        let word_addresses = _mm256_srli_epi32(hashes, 28);
+        let lower = _mm256_permutevar8x32_epi32(lower_words, word_addresses);
+        let upper = _mm256_permutevar8x32_epi32(upper_words, word_addresses);
+        let values = _mm256_blendv_epi8(lower, upper, _mm256_srai_epi32(hashes, 31));
+        // Only the probes still to do count.
+        let k_selector =
+            _mm256_srli_epi32(_mm256_sub_epi32(zero_to_seven, _mm256_set1_epi32(rem_probes)), 31);
+        // Next 5 bits: the bit within the word.
+        let bit_addresses = _mm256_srli_epi32(_mm256_slli_epi32(hashes, 4), 27);
+        let bit_mask = _mm256_sllv_epi32(k_selector, bit_addresses);
+        let all_set = _mm256_testc_si256(values, bit_mask) != 0;
+        if rem_probes <= 8 {
+            return all_set;
+        } else if !all_set {
+            return false;
+        }
+        h = h.wrapping_mul(GOLDEN_POW8);
+        rem_probes -= 8;
+    }
+}

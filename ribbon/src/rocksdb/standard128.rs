@@ -1,0 +1,463 @@
+//! RocksDB's Standard128 Ribbon filter format: sizing, construction with seed
+//! search, the trailer, and queries.
+//!
+//! Ported from RocksDB's `table/block_based/filter_policy.cc`
+//! (`Standard128RibbonBitsBuilder`, `Standard128RibbonBitsReader`,
+//! `GetRibbonBitsReader`).
+//!
+//! # Byte format
+//!
+//! ```text
+//!   [ ICML solution: num_segments × 16 bytes ][ 0xFE ][ seed ][ num_blocks: u24 LE ]
+//! ```
+//!
+//! The solution uses `num_slots = num_blocks × 128` slots. The number of
+//! result columns per Ribbon block (the FP rate) follows from the solution's
+//! length, see [`crate::core::solution`]. The seed byte is the ordinal seed that
+//! made the banding succeed; the search starts at 8 bits of key-set entropy
+//! and tries all 256 seeds. The trailer is written ([`RibbonTrailer::encode`])
+//! and parsed ([`parse_trailer`]) here only.
+//!
+//! # Configuration
+//!
+//! The settings are [`Standard128`] (width 128, first coefficient always
+//! one, no smash, Standard Ribbon) and the slot tables are looked up for
+//! [`BANDING`] ([`BandingConfig::STANDARD128_RIBBON`]), both defined once.
+
+use crate::core::alg::Banding;
+pub use crate::core::alg::Standard128;
+pub use crate::core::arch::RibbonKernel;
+use crate::core::config::{BandingConfig, ConstructionFailureChance};
+use crate::core::solution::{self, InterleavedLayout};
+use crate::core::bounded;
+use crate::core::hasher::{band_with_seeds, Hasher};
+use crate::rocksdb::trailer::{self, Marker, Parsed};
+pub use crate::rocksdb::trailer::{METADATA_LEN, RIBBON_MARKER};
+
+/// Above this many keys RocksDB builds a FastLocalBloom instead.
+pub const MAX_RIBBON_ENTRIES: usize = 950_000_000;
+/// RocksDB's banding configuration for this format: [`Standard128`] and the
+/// failure chance the slot tables are looked up for.
+pub const BANDING: BandingConfig = BandingConfig::STANDARD128_RIBBON;
+/// The failure chance the slot tables are looked up for.
+pub const FAILURE_CHANCE: ConstructionFailureChance = BANDING.failure_chance;
+/// The most Ribbon blocks the trailer's 24-bit count holds.
+pub const MAX_BLOCKS: u32 = (1 << 24) - 1;
+
+/// What a Standard128 Ribbon trailer stores besides its marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RibbonTrailer {
+    /// The ordinal seed that banded (one byte).
+    pub seed: u8,
+    /// Ribbon blocks of 128 slots (24 bits).
+    pub num_blocks: u32,
+}
+
+impl RibbonTrailer {
+    /// The trailer bytes `[0xFE, seed, num_blocks: u24 LE]`. Precondition:
+    /// `num_blocks <= MAX_BLOCKS` (higher bits are dropped).
+    #[must_use]
+    pub fn encode(self) -> [u8; METADATA_LEN] {
+        debug_assert!(self.num_blocks <= MAX_BLOCKS);
+        let b = self.num_blocks.to_le_bytes();
+        [RIBBON_MARKER, self.seed, b[0], b[1], b[2]]
+    }
+
+    /// The fields of a trailer whose marker is Standard128 Ribbon's.
+    #[must_use]
+    pub fn decode(trailer: &[u8; METADATA_LEN]) -> Option<Self> {
+        (Marker::of(trailer[0]) == Marker::Standard128Ribbon).then(|| RibbonTrailer {
+            seed: trailer[1],
+            num_blocks: u32::from_le_bytes([trailer[2], trailer[3], trailer[4], 0]),
+        })
+    }
+}
+
+/// Interprets a filter block whose trailer may be a Standard128 Ribbon one,
+/// with the rules of RocksDB's `GetRibbonBitsReader`:
+///
+/// 1. Only the first `len mod 2^32` bytes are considered, and at most 5
+///    bytes are [`Parsed::AlwaysFalse`]: the rules of every format, see
+///    [`crate::rocksdb::trailer`].
+/// 2. A marker other than `0xFE`: [`Parsed::OtherFormat`].
+/// 3. Fewer than 2 blocks: [`Parsed::AlwaysTrue`].
+/// 4. Otherwise a [`Parsed::Reader`] over the bytes before the trailer
+///    (segments past the data, which only a corrupt block has, answer "may
+///    match").
+#[must_use]
+pub fn parse_trailer(contents: &[u8]) -> Parsed<Standard128Reader<'_>> {
+    let (data, t) = match trailer::claim(contents, |m| m == Marker::Standard128Ribbon) {
+        Ok(split) => split,
+        Err(other) => return other,
+    };
+    match RibbonTrailer::decode(t) {
+        Some(RibbonTrailer { seed, num_blocks }) if num_blocks >= 2 => {
+            Parsed::Reader(Standard128Reader::new(data, num_blocks, u32::from(seed)))
+        }
+        _ => Parsed::AlwaysTrue,
+    }
+}
+
+/// Slots for `num_entries` keys: the slot table's count, rounded up to whole
+/// Ribbon blocks of 128 (at least two).
+pub fn num_entries_to_num_slots(num_entries: u32) -> u32 {
+    solution::round_up_num_slots::<Standard128>(BANDING.num_slots(num_entries))
+}
+
+/// The key-set entropy RocksDB sizes with: `Upper32of64` of the first key
+/// hash added (0 when no key was added). It biases the rounding of the
+/// fractional column count, so that sizes are unbiased on average.
+#[must_use]
+pub fn entropy(hashes: &[u64]) -> u32 {
+    hashes.first().map_or(0, |&h| (h >> 32) as u32)
+}
+
+/// The first ordinal seed the search tries: `Lower32of64` of the first key
+/// hash added, modulo 256 (0 when no key was added).
+#[must_use]
+pub fn start_seed(hashes: &[u64]) -> u32 {
+    hashes.first().map_or(0, |&h| h as u32 & 255)
+}
+
+/// How RocksDB sizes a Ribbon filter (`CalculateSpaceAndSlots`).
+///
+/// Returns `(len_with_metadata, num_slots)`; `num_slots == 0` means the
+/// filter falls back to FastLocalBloom with `bloom_len_with_metadata` bytes
+/// (given by the caller's Bloom sizing, so the two stay one rule): above
+/// [`MAX_RIBBON_ENTRIES`] keys, or below 1024 slots where the Bloom filter
+/// is smaller. `entropy` is [`entropy`] of the key hashes.
+pub fn space_and_slots(
+    num_entries: usize,
+    desired_one_in_fp_rate: f64,
+    entropy: u32,
+    bloom_len_with_metadata: impl Fn(usize) -> usize,
+) -> (usize, u32) {
+    if num_entries > MAX_RIBBON_ENTRIES {
+        return (bloom_len_with_metadata(num_entries), 0);
+    }
+    let num_slots = num_entries_to_num_slots(num_entries as u32);
+    let len = solution::bytes_for_one_in_fp_rate::<Standard128>(num_slots, desired_one_in_fp_rate, entropy)
+        + METADATA_LEN;
+    if num_slots < 1024 {
+        let bloom = bloom_len_with_metadata(num_entries);
+        if bloom < len {
+            return (bloom, 0);
+        }
+    }
+    (len, num_slots)
+}
+
+/// Searches the seeds for one that bands all `hashes` into `num_slots`
+/// slots, starting at ordinal `start_seed & 255` and trying all 256, as
+/// RocksDB's `ResetAndFindSeedToSolve`. Returns the seed and the banding, or
+/// `None` when every seed fails. Large inputs are reordered; the result does
+/// not depend on their order.
+pub fn find_seed(hashes: &mut [u64], num_slots: u32, start_seed: u32) -> Option<(u32, Banding<Standard128>)> {
+    let start = start_seed & 255;
+    band_with_seeds(hashes, num_slots, (0..256).map(|i| (start + i) & 255))
+}
+
+/// Builds the Ribbon filter bytes for `hashes` (64-bit key hashes, already
+/// de-duplicated as the builder does), or gives the hashes back when RocksDB
+/// would fall back to Bloom (too many keys, a Bloom filter that is smaller,
+/// or 256 failed seeds; see [`space_and_slots`]). An empty `hashes` gives
+/// the empty (always-false) filter. The hashes are freed before the
+/// solution is allocated, as RocksDB frees its hash entries, so they do not
+/// add to peak memory.
+pub fn build(
+    mut hashes: Vec<u64>,
+    desired_one_in_fp_rate: f64,
+    bloom_len_with_metadata: impl Fn(usize) -> usize,
+) -> Result<Vec<u8>, Vec<u64>> {
+    if hashes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (len_with_metadata, num_slots) = space_and_slots(
+        hashes.len(),
+        desired_one_in_fp_rate,
+        entropy(&hashes),
+        bloom_len_with_metadata,
+    );
+    if num_slots == 0 {
+        return Err(hashes);
+    }
+    let start = start_seed(&hashes) & 255;
+    // RocksDB lays the solution out over the whole buffer, metadata included;
+    // the 5 extra bytes never make a whole segment.
+    let layout = InterleavedLayout::<Standard128>::for_num_slots(num_slots, len_with_metadata);
+    let (seed, mut buf) = if num_slots >= bounded::MIN_SLOTS {
+        // Large filters: bounded memory (the hashes, part of the banding
+        // and the filter), see `bounded`.
+        let seeds = (0..256).map(|i| (start + i) & 255);
+        bounded::build(hashes, num_slots, seeds, &layout, len_with_metadata)?
+    } else {
+        let Some((seed, banding)) = find_seed(&mut hashes, num_slots, start) else {
+            return Err(hashes);
+        };
+        drop(hashes);
+        let mut buf = vec![0u8; len_with_metadata];
+        layout.back_subst(&banding, &mut buf);
+        (seed, buf)
+    };
+    let t = len_with_metadata - METADATA_LEN;
+    // The seed search tries ordinals 0..=255, and at most
+    // `MAX_RIBBON_ENTRIES` keys need fewer than 2^24 blocks.
+    #[allow(clippy::cast_possible_truncation)]
+    let trailer = RibbonTrailer {
+        seed: seed as u8,
+        num_blocks: layout.num_blocks(),
+    };
+    buf[t..].copy_from_slice(&trailer.encode());
+    Ok(buf)
+}
+
+/// The expected FP rate of a filter of `len_with_metadata` bytes for
+/// `num_entries` keys (RocksDB's `EstimatedFpRate` for this builder):
+/// [`crate::rocksdb::trailer::trailer_only_fp_rate`] for trailer-only sizes,
+/// `bloom_estimate(num_entries, len_with_metadata)` above
+/// [`MAX_RIBBON_ENTRIES`] (the Bloom fallback's), else the Ribbon layout's.
+pub fn estimated_fp_rate(
+    num_entries: usize,
+    len_with_metadata: usize,
+    bloom_estimate: impl Fn(usize, usize) -> f64,
+) -> f64 {
+    if let Some(rate) = trailer::trailer_only_fp_rate(num_entries, len_with_metadata) {
+        return rate;
+    }
+    if num_entries > MAX_RIBBON_ENTRIES {
+        return bloom_estimate(num_entries, len_with_metadata);
+    }
+    let num_slots = num_entries_to_num_slots(num_entries as u32);
+    InterleavedLayout::<Standard128>::for_num_slots(num_slots, len_with_metadata).expected_fp_rate()
+}
+
+/// How many keys fit in `bytes` of Ribbon filter at this FP rate, with the
+/// Bloom estimate for small sizes (RocksDB's `ApproximateNumEntries`).
+/// `bloom_approximate` is FastLocalBloom's estimate for the same bytes.
+pub fn approximate_num_entries(
+    bytes: usize,
+    desired_one_in_fp_rate: f64,
+    bloom_approximate: impl Fn(usize) -> usize,
+) -> usize {
+    let round_down_usable = |available: usize| ((available - METADATA_LEN) & !15usize) + METADATA_LEN;
+    let len_no_metadata = round_down_usable(bytes.max(METADATA_LEN)) - METADATA_LEN;
+    if desired_one_in_fp_rate.is_nan() || desired_one_in_fp_rate <= 1.0 {
+        return MAX_RIBBON_ENTRIES;
+    }
+    let min_real_bits_per_slot = if desired_one_in_fp_rate >= 1.0 + f64::from(u32::MAX) {
+        32.0
+    } else {
+        let rounded = desired_one_in_fp_rate as u32;
+        let upper_bits_per_key = 1 + (31 - rounded.leading_zeros()) as i32;
+        let fp_rate_for_upper = 2.0f64.powi(-upper_bits_per_key);
+        let portion_lower = (1.0 / desired_one_in_fp_rate - fp_rate_for_upper) / fp_rate_for_upper;
+        f64::from(upper_bits_per_key) - portion_lower
+    };
+    let max_slots = len_no_metadata as f64 * 8.0 / min_real_bits_per_slot;
+    let max_ribbon_slots = BANDING.num_slots(MAX_RIBBON_ENTRIES as u32);
+    if max_slots.is_nan() || max_slots >= f64::from(max_ribbon_slots) {
+        return MAX_RIBBON_ENTRIES;
+    }
+    let mut slots = solution::round_up_num_slots::<Standard128>(max_slots as u32);
+    let mut i = 0;
+    while slots > 0 {
+        let reqd = solution::bytes_for_one_in_fp_rate::<Standard128>(slots, desired_one_in_fp_rate, 0);
+        if reqd <= len_no_metadata || i >= 2 {
+            break;
+        }
+        slots = solution::round_down_num_slots::<Standard128>(slots - 1);
+        i += 1;
+    }
+    let num_entries = BANDING.num_to_add(slots) as usize;
+    if slots < 1024 {
+        bloom_approximate(bytes).max(num_entries)
+    } else {
+        num_entries.min(MAX_RIBBON_ENTRIES)
+    }
+}
+
+/// A reader over a Standard128 Ribbon filter's solution bytes.
+///
+/// The reader computes a query's result columns with the fastest
+/// [`RibbonKernel`] the CPU runs, detected when it is made;
+/// [`with_kernel`](Self::with_kernel) picks another (every kernel answers
+/// the same).
+#[derive(Debug, Clone, Copy)]
+pub struct Standard128Reader<'a> {
+    data: &'a [u8],
+    layout: InterleavedLayout<Standard128>,
+    hasher: Hasher<Standard128>,
+    seed: u32,
+    kernel: RibbonKernel,
+}
+
+impl<'a> Standard128Reader<'a> {
+    /// A reader for `data` (the solution, trailer excluded) of `num_blocks`
+    /// Ribbon blocks and ordinal `seed`. Precondition (checked by
+    /// [`parse_trailer`]): `num_blocks >= 2`.
+    pub fn new(data: &'a [u8], num_blocks: u32, seed: u32) -> Self {
+        Self {
+            data,
+            layout: InterleavedLayout::for_num_blocks(num_blocks, data.len()),
+            hasher: Hasher::with_ordinal_seed(seed),
+            seed,
+            kernel: RibbonKernel::detected(),
+        }
+    }
+
+    /// The same reader, computing result columns with `kernel`, which must
+    /// be one of [`RibbonKernel::available`] (another falls back to the
+    /// portable kernel).
+    #[must_use]
+    pub fn with_kernel(mut self, kernel: RibbonKernel) -> Self {
+        self.kernel = if RibbonKernel::available().contains(&kernel) {
+            kernel
+        } else {
+            RibbonKernel::Portable
+        };
+        self
+    }
+
+    /// The kernel that computes result columns.
+    pub fn kernel(&self) -> RibbonKernel {
+        self.kernel
+    }
+
+    /// The solution layout (Ribbon blocks, columns).
+    pub fn layout(&self) -> &InterleavedLayout<Standard128> {
+        &self.layout
+    }
+    /// The ordinal seed.
+    pub fn seed(&self) -> u32 {
+        self.seed
+    }
+
+    /// Whether the key with 64-bit hash `key_hash` may be in the set.
+    #[inline]
+    pub fn may_match_hash(&self, key_hash: u64) -> bool {
+        let h = self.hasher.hash(key_hash);
+        let site = self.layout.prepare_query(&self.hasher, h);
+        self.answer_prepared((h, site))
+    }
+
+    /// The first half of a batched query of `key_hash`: the rehashed
+    /// value and the site it reads, the site's cache lines prefetched.
+    #[inline(always)]
+    pub(crate) fn prepare_hash(&self, key_hash: u64) -> (u64, solution::QuerySite) {
+        self.layout.prepare_prefetched(&self.hasher, self.data, key_hash)
+    }
+
+    /// The second half: the answer of [`Self::may_match_hash`] for what
+    /// [`Self::prepare_hash`] returned.
+    #[inline(always)]
+    pub(crate) fn answer_prepared(&self, (h, site): (u64, solution::QuerySite)) -> bool {
+        self.layout
+            .filter_query_with(self.kernel, &self.hasher, h, site, self.data)
+    }
+
+    /// Batched queries: each site is computed (and its cache lines
+    /// prefetched) 16 queries before it is read.
+    /// Answers `min(key_hashes.len(), out.len())` hashes; the rest of `out`
+    /// is left unchanged.
+    pub fn may_match_hashes(&self, key_hashes: &[u64], out: &mut [bool]) {
+        crate::core::batch::answer_pipelined(
+            key_hashes,
+            out,
+            |k| self.prepare_hash(k),
+            |prepared| self.answer_prepared(prepared),
+        );
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+    use crate::core::hash::split_mix64;
+
+    /// Every kernel computes the portable parities (`phsf_query`) of every
+    /// site it answers, and every reader answers as the portable one, over
+    /// random solutions of 1 to 20 columns (fractional column counts
+    /// included, so both column counts of a layout), every start offset,
+    /// and the last blocks, where a kernel that would read past the data
+    /// hands the query back.
+    #[test]
+    fn every_kernel_answers_as_the_portable_one() {
+        let kernels = RibbonKernel::available();
+        if cfg!(target_arch = "x86_64") && std::env::var_os("RIBBON_REQUIRE_AVX2").is_some() {
+            assert!(
+                kernels.contains(&RibbonKernel::Avx2),
+                "RIBBON_REQUIRE_AVX2 is set but AVX2 is not detected"
+            );
+        }
+        let mut state = 7u64;
+        let (rounds, queries) = if cfg!(miri) { (3, 20) } else { (300, 2_000) };
+        let (mut answered, mut yes) = (0u64, 0u64);
+        for round in 0..rounds {
+            let num_blocks = 2 + (split_mix64(&mut state) % 40) as u32;
+            // 16 bytes per column and block, plus a fraction of a block's
+            // worth, so that some blocks have one column fewer.
+            let columns = 1 + round % 20;
+            let extra = (split_mix64(&mut state) % u64::from(num_blocks)) as usize * 16;
+            let len = num_blocks as usize * columns as usize * 16 + extra;
+            let mut data = vec![0u8; len];
+            let density = round % 3;
+            for b in &mut data {
+                let r = split_mix64(&mut state);
+                *b = match density {
+                    0 => r as u8,
+                    1 => 0,
+                    _ => 0xFF,
+                };
+            }
+            let seed = (split_mix64(&mut state) % 256) as u32;
+            let portable =
+                Standard128Reader::new(&data, num_blocks, seed).with_kernel(RibbonKernel::Portable);
+            for _ in 0..queries {
+                let key_hash = split_mix64(&mut state);
+                let want = portable.may_match_hash(key_hash);
+                yes += u64::from(want);
+                let h = portable.hasher.hash(key_hash);
+                let site = portable.layout.prepare_query(&portable.hasher, h);
+                let cr = portable.hasher.coeff_row(h);
+                let first = site.segment_num as usize * 16;
+                for &kernel in &kernels {
+                    let reader = portable.with_kernel(kernel);
+                    assert_eq!(reader.kernel(), kernel);
+                    assert_eq!(reader.may_match_hash(key_hash), want, "{kernel:?} round {round}");
+                    if let Some(parities) = kernel.site_parities(
+                        data.get(first..).unwrap_or(&[]),
+                        site.num_columns,
+                        site.start_bit,
+                        cr,
+                    ) {
+                        answered += 1;
+                        let columns = u32::MAX >> (32 - site.num_columns.clamp(1, 32));
+                        let want_parities = portable.layout.phsf_query(&portable.hasher, h, &data);
+                        assert_eq!(
+                            parities & columns,
+                            want_parities & columns,
+                            "{kernel:?} round {round}"
+                        );
+                    }
+                }
+            }
+            let hashes: Vec<u64> = (0..100).map(|_| split_mix64(&mut state)).collect();
+            let mut want = vec![false; 100];
+            portable.may_match_hashes(&hashes, &mut want);
+            for &kernel in &kernels {
+                let mut got = vec![false; 100];
+                portable.with_kernel(kernel).may_match_hashes(&hashes, &mut got);
+                assert_eq!(got, want, "{kernel:?} batch, round {round}");
+            }
+        }
+        // Both answers occur (dense solutions answer "yes" often), and the
+        // vector kernel answered most sites where it runs.
+        assert!(yes > 0);
+        if kernels.len() > 1 {
+            assert!(
+                answered > u64::from(rounds as u32) * queries as u64 / 2,
+                "{answered}"
+            );
+        }
+    }
+}
