@@ -31,6 +31,34 @@
 //! zero ([`super::ShardedRef::verify`] reads it all). A reader rejects any
 //! other version, a bad checksum, a length other than the recorded one and
 //! any inconsistent field with an [`Error`]; it never panics.
+//!
+//! # Shard files
+//!
+//! A shard built apart from the others (one job of a batch runner,
+//! [`super::build_shard_file`]) travels to the assembly as a *shard file*:
+//! a 64-byte header that says which shard of which container it is, then
+//! the shard's standalone file. In the container a shard's index is its
+//! position, so the assembly ([`super::assemble`],
+//! [`super::ShardEntry::of_file`]) checks that shard file `i` says it is
+//! shard `i` of `2^b` shards with the container's key hash and version
+//! before it takes its standalone bytes; a shard of another position or
+//! of a container with other shard bits would answer "no" for its keys.
+//!
+//! ```text
+//!   offset  size  field
+//!        0     8  magic: 89 52 42 50 0D 0A 1A 0A  ("\x89RBP\r\n\x1a\n")
+//!        8     2  shard file version: 1
+//!       10     2  header length in bytes: 64
+//!       12     1  shard bits b of the container
+//!       13     1  key hash: 0 = RocksDB's GetSliceHash64 (as the container)
+//!       14     2  container format version the shard is for: 1
+//!       16     8  shard index, below 2^b
+//!       24     8  length L of the standalone file that follows
+//!       32     8  number of keys (the standalone header's)
+//!       40    16  reserved: 0
+//!       56     8  header checksum: hash64(bytes[0..56], 0x5242_5350_4152_0001)
+//!       64     L  the shard: a standalone filter file (its own checksums)
+//! ```
 
 use crate::core::hash::hash64;
 use crate::standalone;
@@ -52,6 +80,16 @@ pub const MAX_SHARD_BITS: u32 = 20;
 pub const KEY_HASH_ROCKSDB: u8 = 0;
 const HEADER_CHECKSUM_SEED: u64 = 0x5242_5348_4452_0001;
 const INDEX_CHECKSUM_SEED: u64 = 0x5242_5349_4458_0001;
+/// A shard file's first 8 bytes.
+pub const SHARD_FILE_MAGIC: [u8; 8] = *b"\x89RBP\r\n\x1a\n";
+/// The shard file version this crate reads and writes.
+pub const SHARD_FILE_VERSION: u16 = 1;
+/// Bytes before a shard file's standalone filter.
+pub const SHARD_FILE_HEADER_LEN: usize = 64;
+const SHARD_FILE_CHECKSUM_SEED: u64 = 0x5242_5350_4152_0001;
+/// The fewest bytes of a standalone filter file (a version 1 header and
+/// the body checksum): every shard in a container takes at least these.
+pub const MIN_SHARD_LEN: u64 = (standalone::file::HEADER_LEN + standalone::file::CHECKSUM_LEN) as u64;
 
 /// Whether `bytes` start with the sharded container's magic.
 #[must_use]
@@ -90,6 +128,14 @@ pub enum Error {
         /// The hash.
         hash: u64,
     },
+    /// A shard file that says it is another shard than the one expected
+    /// at its position, or a shard of a container with other parameters.
+    WrongShard {
+        /// The position it was given for.
+        expected: usize,
+        /// What it is.
+        what: String,
+    },
     /// A shard's own bytes are not a valid standalone filter, or it could
     /// not be built.
     Shard {
@@ -114,6 +160,9 @@ impl fmt::Display for Error {
             Error::InvalidShards(what) => write!(f, "invalid shards: {what}"),
             Error::HashNotInShard { shard, hash } => {
                 write!(f, "hash {hash:#018x} does not belong to shard {shard}")
+            }
+            Error::WrongShard { expected, what } => {
+                write!(f, "given as shard {expected}, but it is {what}")
             }
             Error::Shard { shard, error } => write!(f, "shard {shard}: {error}"),
         }
@@ -206,4 +255,112 @@ pub(crate) fn index_checksum(index: &[u8]) -> u64 {
 /// The offset of the first shard.
 pub(crate) fn first_shard_offset(shard_bits: u32) -> u64 {
     ((HEADER_LEN + (INDEX_ENTRY_LEN << shard_bits)) as u64).next_multiple_of(SHARD_ALIGN)
+}
+
+/// A shard file's header, decoded: which shard of which container the
+/// standalone bytes that follow it are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardFileHeader {
+    /// The container's shard bits.
+    pub shard_bits: u32,
+    /// The shard's index, below `2^shard_bits`.
+    pub index: u64,
+    /// Keys the shard was built from.
+    pub num_keys: u64,
+    /// Bytes of the standalone file after the header.
+    pub shard_len: u64,
+}
+
+impl ShardFileHeader {
+    /// The header's 64 bytes.
+    #[must_use]
+    pub fn encode(&self) -> [u8; SHARD_FILE_HEADER_LEN] {
+        let mut h = [0u8; SHARD_FILE_HEADER_LEN];
+        h[0..8].copy_from_slice(&SHARD_FILE_MAGIC);
+        h[8..10].copy_from_slice(&SHARD_FILE_VERSION.to_le_bytes());
+        h[10..12].copy_from_slice(&(SHARD_FILE_HEADER_LEN as u16).to_le_bytes());
+        h[12] = self.shard_bits as u8;
+        h[13] = KEY_HASH_ROCKSDB;
+        h[14..16].copy_from_slice(&VERSION.to_le_bytes());
+        h[16..24].copy_from_slice(&self.index.to_le_bytes());
+        h[24..32].copy_from_slice(&self.shard_len.to_le_bytes());
+        h[32..40].copy_from_slice(&self.num_keys.to_le_bytes());
+        let sum = hash64(&h[0..56], SHARD_FILE_CHECKSUM_SEED);
+        h[56..64].copy_from_slice(&sum.to_le_bytes());
+        h
+    }
+
+    /// Decodes and checks the header of the shard file `bytes` and that the
+    /// file is as long as it says; returns it and the standalone bytes
+    /// (not yet verified: [`super::ShardEntry::of_file`] does).
+    ///
+    /// Errors: [`Error::BadMagic`] (a bare standalone file included: shards
+    /// from before shard files existed must be rebuilt),
+    /// [`Error::UnsupportedVersion`], [`Error::Truncated`],
+    /// [`Error::HeaderChecksumMismatch`], [`Error::Corrupt`].
+    pub fn decode(bytes: &[u8]) -> Result<(Self, &[u8]), Error> {
+        if !bytes.starts_with(&SHARD_FILE_MAGIC) {
+            return Err(Error::BadMagic);
+        }
+        let h = bytes.get(..SHARD_FILE_HEADER_LEN).ok_or(Error::Truncated {
+            needed: SHARD_FILE_HEADER_LEN as u64,
+            got: bytes.len() as u64,
+        })?;
+        let u16_at = |i: usize| u16::from_le_bytes([h[i], h[i + 1]]);
+        let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap_or([0; 8]));
+        if u16_at(8) != SHARD_FILE_VERSION {
+            return Err(Error::UnsupportedVersion(u16_at(8)));
+        }
+        if u64_at(56) != hash64(&h[0..56], SHARD_FILE_CHECKSUM_SEED) {
+            return Err(Error::HeaderChecksumMismatch);
+        }
+        if usize::from(u16_at(10)) != SHARD_FILE_HEADER_LEN {
+            return Err(Error::Corrupt(format!("shard file header length {}", u16_at(10))));
+        }
+        if h[40..56].iter().any(|&b| b != 0) {
+            return Err(Error::Corrupt("reserved bytes are not zero".into()));
+        }
+        if u16_at(14) != VERSION {
+            return Err(Error::Corrupt(format!(
+                "a shard for container format version {}, not {VERSION}",
+                u16_at(14)
+            )));
+        }
+        if h[13] != KEY_HASH_ROCKSDB {
+            return Err(Error::Corrupt(format!("unknown key hash {}", h[13])));
+        }
+        let shard_bits = u32::from(h[12]);
+        if shard_bits > MAX_SHARD_BITS {
+            return Err(Error::Corrupt(format!("{shard_bits} shard bits")));
+        }
+        let header = Self {
+            shard_bits,
+            index: u64_at(16),
+            shard_len: u64_at(24),
+            num_keys: u64_at(32),
+        };
+        if header.index >> shard_bits != 0 {
+            return Err(Error::Corrupt(format!(
+                "shard {} of {} shards",
+                header.index,
+                1u64 << shard_bits
+            )));
+        }
+        let body = &bytes[SHARD_FILE_HEADER_LEN..];
+        if (body.len() as u64) != header.shard_len {
+            let needed = (SHARD_FILE_HEADER_LEN as u64).saturating_add(header.shard_len);
+            return Err(if (body.len() as u64) < header.shard_len {
+                Error::Truncated {
+                    needed,
+                    got: bytes.len() as u64,
+                }
+            } else {
+                Error::Corrupt(format!(
+                    "{} bytes, the shard file header records {needed}",
+                    bytes.len()
+                ))
+            });
+        }
+        Ok((header, body))
+    }
 }

@@ -14,27 +14,30 @@
 //!
 //! 1. partition the key hashes by [`shard_of`] (for example into one file
 //!    per shard);
-//! 2. build each shard with [`build_shard`] and save its bytes — one job
-//!    per shard for any batch runner (`make -j`, GNU parallel, a cluster's
-//!    array jobs): the result depends only on the shard's hashes, never on
-//!    which job or thread built it;
-//! 3. describe every shard with [`ShardEntry::of`] (which verifies it),
-//!    write [`Layout::head`], then each shard followed by
+//! 2. build each shard with [`build_shard_file`] and save its bytes — one
+//!    job per shard for any batch runner (`make -j`, GNU parallel, a
+//!    cluster's array jobs): the result depends only on the shard's hashes,
+//!    never on which job or thread built it, and it records which shard of
+//!    how many it is ([shard files](format#shard-files));
+//! 3. describe every shard with [`ShardEntry::of_file`] (which checks that
+//!    the file is that shard of that many and verifies it), write
+//!    [`Layout::head`], then each shard's standalone bytes followed by
 //!    [`Layout::padding_after`] zero bytes ([`assemble`] does all of this
 //!    in memory).
 //!
 //! Queries ([`ShardedRef`]) borrow the file's bytes zero-copy (for example
 //! a memory map): opening one checks the header, the index and every
-//! shard's header (not the shards' bodies: see [`ShardedRef::verify`]), and
-//! a point query reads the shard's query state, held by the view, and the
-//! one or two cache lines of its shard that any standalone query reads.
+//! shard's header; a shard's body checksum is verified the first time a
+//! query uses it ([`ShardedRef::from_bytes_unverified`] opts out); a point
+//! query then reads the shard's query state, held by the view, and the one
+//! or two cache lines of its shard that any standalone query reads.
 
 mod build;
 pub mod format;
 mod view;
 
-pub use build::{assemble, build_shard, Layout, ShardEntry};
-pub use format::{has_magic, Error, MAX_SHARD_BITS};
+pub use build::{assemble, build_shard, build_shard_file, shard_file, Layout, ShardEntry};
+pub use format::{has_magic, Error, ShardFileHeader, MAX_SHARD_BITS};
 pub use view::ShardedRef;
 
 /// The shard of a key with 64-bit hash `hash` among `2^shard_bits` shards:
