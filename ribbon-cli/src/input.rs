@@ -1,6 +1,13 @@
-//! Inputs: every file is read once, whole, into memory (so pipes,
-//! `/dev/stdin` and `-` for standard input work like regular files), and
+//! Inputs: every file is read once, whole, into memory (so a pipe on
+//! standard input, as `-` or `/dev/stdin`, works like a regular file), and
 //! keys files are split into keys.
+//!
+//! An input path must name a regular file or the process's standard input
+//! (`-`, or a name of it such as `/dev/stdin`): a FIFO, a device, a socket
+//! or a directory is refused before it is opened, with a one-line error,
+//! since opening a FIFO without a writer would wait forever and a device
+//! such as `/dev/zero` never ends. A regular file's size bounds what is
+//! read from it.
 //!
 //! A keys file has one key per line, `\n`-separated; a final newline does not
 //! start another key. In text mode a line's bytes are the key, without the
@@ -12,15 +19,91 @@ use crate::error::{read_error, shown, Error};
 use std::io::Read;
 use std::path::Path;
 
-/// Reads `path` whole; `-` is standard input.
+/// An input opened for reading (see the module docs).
+pub enum Input {
+    /// Standard input.
+    Stdin(std::io::StdinLock<'static>),
+    /// A regular file.
+    File(std::fs::File),
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Input::Stdin(s) => s.read(buf),
+            Input::File(f) => f.read(buf),
+        }
+    }
+}
+
+/// Opens `path`: `-` (or a path naming standard input) is standard input;
+/// anything else must be a regular file.
+pub fn open(path: &Path) -> Result<Input, Error> {
+    if path == Path::new("-") {
+        return Ok(Input::Stdin(std::io::stdin().lock()));
+    }
+    let meta = std::fs::metadata(path).map_err(|e| read_error(path, e))?;
+    if !meta.is_file() && is_stdin(&meta) {
+        return Ok(Input::Stdin(std::io::stdin().lock()));
+    }
+    open_regular(path).map(Input::File)
+}
+
+/// Opens `path`, which must be a regular file (checked before it is opened,
+/// and again on the open file).
+pub fn open_regular(path: &Path) -> Result<std::fs::File, Error> {
+    let not_regular = || {
+        Error::failed(format!(
+            "cannot read {}: not a regular file (a FIFO, device, socket or directory is refused; '-' reads standard input)",
+            shown(path)
+        ))
+    };
+    let meta = std::fs::metadata(path).map_err(|e| read_error(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    let file = std::fs::File::open(path).map_err(|e| read_error(path, e))?;
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(file),
+        Ok(_) => Err(not_regular()),
+        Err(e) => Err(read_error(path, e)),
+    }
+}
+
+/// Whether `meta` is the file this process's standard input is (so that
+/// `/dev/stdin` reads the pipe it names).
+#[cfg(unix)]
+fn is_stdin(meta: &std::fs::Metadata) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    std::fs::File::from(fd)
+        .metadata()
+        .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+}
+
+#[cfg(not(unix))]
+fn is_stdin(_meta: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// Reads `path` whole (see [`open`]).
 pub fn read_all(path: &Path) -> Result<Vec<u8>, Error> {
     let mut data = Vec::new();
-    let result = if path == Path::new("-") {
-        std::io::stdin().lock().read_to_end(&mut data)
-    } else {
-        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut data))
-    };
-    result.map_err(|e| read_error(path, e))?;
+    open(path)?
+        .read_to_end(&mut data)
+        .map_err(|e| read_error(path, e))?;
+    Ok(data)
+}
+
+/// Reads the regular file `path` whole.
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, Error> {
+    let mut data = Vec::new();
+    open_regular(path)?
+        .read_to_end(&mut data)
+        .map_err(|e| read_error(path, e))?;
     Ok(data)
 }
 

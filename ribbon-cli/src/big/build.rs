@@ -22,7 +22,8 @@ use super::memory::{peak_rss, Budget};
 use crate::error::{read_error, shown, write_error, Error};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use ribbon::standalone::sharded::{build_shard, shard_of, Layout, ShardEntry, MAX_SHARD_BITS};
+use ribbon::standalone::sharded::format::SHARD_FILE_HEADER_LEN;
+use ribbon::standalone::sharded::{build_shard_file, shard_of, Layout, ShardEntry, MAX_SHARD_BITS};
 use ribbon::standalone::Config;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -45,6 +46,8 @@ pub fn shard_bytes_per_key(config: &Config) -> u64 {
 /// Keys per shard when memory allows: large enough that per-shard headers
 /// cost nothing (under 0.001 bits/key), small enough to build in seconds.
 const TARGET_SHARD_KEYS: u64 = 1 << 22;
+/// The largest `--expected-keys`: 2^20 shards of [`TARGET_SHARD_KEYS`].
+pub const MAX_EXPECTED_KEYS: u64 = TARGET_SHARD_KEYS << MAX_SHARD_BITS;
 
 /// Everything `ribbon big build` needs.
 #[derive(Debug, Clone)]
@@ -156,6 +159,14 @@ pub fn run(p: &Params) -> Result<Summary, Error> {
         .num_threads(p.threads)
         .build()
         .map_err(|e| Error::failed(format!("cannot start {} threads: {e}", p.threads)))?;
+    if let Some(n) = p.expected_keys.filter(|&n| n > MAX_EXPECTED_KEYS) {
+        // The shard count follows from it: a wrong one would make up to
+        // 2^20 bucket and shard files for a few keys.
+        return Err(Error::usage(format!(
+            "--expected-keys {n} is more than one sharded file is built for (at most {MAX_EXPECTED_KEYS}: \
+             2^{MAX_SHARD_BITS} shards of 2^22 keys) (try 'ribbon big build --help')"
+        )));
+    }
     let estimate = p.expected_keys.or_else(|| estimate_keys(&p.keys, p.format));
     let bits = p.shard_bits.unwrap_or_else(|| {
         choose_shard_bits(
@@ -250,7 +261,7 @@ fn job_text(p: &Params, bits: u32) -> String {
         None => "stdin".into(),
     };
     format!(
-        "ribbon big build job 1\ninput {input}\nformat {}\nshard_bits {bits}\nconfig {:?}\n",
+        "ribbon big build job 2\ninput {input}\nformat {}\nshard_bits {bits}\nconfig {:?}\n",
         p.format.name(),
         p.config
     )
@@ -428,13 +439,10 @@ pub fn build_one_shard(
     out: &Path,
 ) -> Result<(), Error> {
     let hashes = read_bucket(bucket, count)?;
-    let filter = build_shard(&hashes, i, bits, config)
+    let file = build_shard_file(&hashes, i, bits, config)
         .map_err(|e| Error::failed(format!("{}: {e}", shown(bucket))))?;
     drop(hashes);
-    let tmp = tmp_path(out);
-    std::fs::write(&tmp, filter.as_bytes())
-        .and_then(|()| std::fs::rename(&tmp, out))
-        .map_err(|e| write_error(&shown(out), e))
+    crate::output::write_file(out, &file)
 }
 
 /// A bucket file's hashes (little-endian u64s), checking it holds `count`
@@ -465,34 +473,49 @@ fn read_bucket(path: &Path, count: Option<u64>) -> Result<Vec<u64>, Error> {
 /// Phase 3 and `ribbon big assemble`: verifies every shard file (shard
 /// `i` at index `i`, `2^bits` of them) and writes the container to `out`
 /// through a temporary file and a rename; returns its length.
+///
+/// Each shard file must say it is shard `i` of `2^bits` (a file of another
+/// position or built with other shard bits is refused); it is read twice
+/// (verified, then copied), and checked again the second time.
 pub fn assemble_files(shards: &[PathBuf], bits: u32, out_path: &Path) -> Result<u64, Error> {
+    if shards.len() != 1usize << bits {
+        return Err(Error::failed(format!(
+            "{} shards given for {bits} shard bits ({} expected)",
+            shards.len(),
+            1u64 << bits
+        )));
+    }
+    let entry = |i: usize, path: &Path, bytes: &[u8]| {
+        ShardEntry::of_file(i, bits, bytes)
+            .map(|(e, _)| e)
+            .map_err(|e| Error::failed(format!("{}: {e}", shown(path))))
+    };
     let entries = shards
         .par_iter()
         .enumerate()
-        .map(|(i, path)| {
-            let bytes = std::fs::read(path).map_err(|e| read_error(path, e))?;
-            ShardEntry::of(i, &bytes).map_err(|e| Error::failed(format!("{}: {e}", shown(path))))
-        })
+        .map(|(i, path)| entry(i, path, &read_shard(path)?))
         .collect::<Result<Vec<_>, _>>()?;
     let layout = Layout::new(bits, &entries).map_err(|e| Error::failed(e.to_string()))?;
-    let tmp = tmp_path(out_path);
-    let write = || -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        out.write_all(&layout.head())?;
-        for (i, path) in shards.iter().enumerate() {
-            let bytes = std::fs::read(path)?;
-            out.write_all(&bytes)?;
-            out.write_all(&vec![0u8; layout.padding_after(i)])?;
+    let mut out = crate::output::OutputFile::create(out_path)?;
+    out.write_all(&layout.head())
+        .map_err(|e| write_error(&shown(out_path), e))?;
+    for (i, path) in shards.iter().enumerate() {
+        let bytes = read_shard(path)?;
+        if entry(i, path, &bytes)? != entries[i] {
+            return Err(Error::failed(format!(
+                "{}: changed while the shards were assembled",
+                shown(path)
+            )));
         }
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, out_path)
-    };
-    write().map_err(|e| write_error(&shown(out_path), e))?;
+        out.write_all(&bytes[SHARD_FILE_HEADER_LEN..])
+            .and_then(|()| out.write_all(&vec![0u8; layout.padding_after(i)]))
+            .map_err(|e| write_error(&shown(out_path), e))?;
+    }
+    out.commit()?;
     Ok(layout.file_len())
 }
 
-fn tmp_path(out: &Path) -> PathBuf {
-    let mut name = out.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".tmp");
-    out.with_file_name(name)
+/// A shard file's bytes (a regular file, read whole).
+fn read_shard(path: &Path) -> Result<Vec<u8>, Error> {
+    crate::input::read_regular(path)
 }

@@ -54,7 +54,7 @@ pub fn for_each_hash_block(
     let mut input: Box<dyn Read> = if path == Path::new("-") {
         Box::new(std::io::stdin().lock())
     } else {
-        Box::new(std::fs::File::open(path).map_err(|e| read_error(path, e))?)
+        Box::new(crate::input::open(path)?)
     };
     let mut buf = vec![0u8; BLOCK];
     let mut filled = 0usize;
@@ -162,12 +162,15 @@ pub fn estimate_keys(path: &Path, format: KeyFormat) -> Option<u64> {
     if path == Path::new("-") {
         return None;
     }
-    let len = std::fs::metadata(path).ok()?.len();
+    let len = std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)?
+        .len();
     match format {
         KeyFormat::Binary(r) => Some(len / r as u64),
         _ => {
             let mut head = vec![0u8; 1 << 20];
-            let n = read_full(&mut std::fs::File::open(path).ok()?, &mut head).ok()?;
+            let n = read_full(&mut crate::input::open_regular(path).ok()?, &mut head).ok()?;
             let lines = head[..n].iter().filter(|&&b| b == b'\n').count().max(1) as u64;
             Some((len as f64 * lines as f64 / n.max(1) as f64).ceil() as u64)
         }

@@ -213,6 +213,9 @@ pub struct QueryArgs {
     pub filter: PathBuf,
     #[command(flatten)]
     pub keys: KeyArgs,
+    /// Do not verify each shard's checksum the first time it is used (for a file verified once with 'ribbon big info --verify' and trusted since)
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 /// `ribbon big info`.
@@ -301,6 +304,9 @@ pub fn run(cmd: BigCommand) -> Result<(), Error> {
             let map = map_file(&args.filter)?;
             let view = open(&args.filter, &map)?;
             let open_ms = t.elapsed().as_secs_f64() * 1e3;
+            // Every checksum first, so the timed queries verify none.
+            view.verify()
+                .map_err(|e| Error::failed(format!("{}: sharded filter file: {e}", shown(&args.filter))))?;
             let result = bench::run(&view, open_ms, args.members, args.sample, args.non_members.max(1));
             let mut out = Stdout::new();
             out.line(&to_json(&result)?)?;
@@ -376,7 +382,7 @@ fn build_cmd(args: &BuildArgs) -> Result<(), Error> {
 
 /// Maps `path` read-only.
 fn map_file(path: &Path) -> Result<memmap2::Mmap, Error> {
-    let file = std::fs::File::open(path).map_err(|e| read_error(path, e))?;
+    let file = crate::input::open_regular(path)?;
     // SAFETY: the map is read-only and private to this process; the file
     // is not changed by this process while mapped. Another process
     // truncating it could fault a read (SIGBUS), as with any mmap; the
@@ -396,13 +402,23 @@ fn query(args: &QueryArgs) -> Result<(), Error> {
         ));
     }
     let map = map_file(&args.filter)?;
-    let view = open(&args.filter, &map)?;
+    let view = if args.no_verify {
+        ShardedRef::from_bytes_unverified(&map)
+            .map_err(|e| Error::failed(format!("{}: sharded filter file: {e}", shown(&args.filter))))?
+    } else {
+        open(&args.filter, &map)?
+    };
     let mut out = Stdout::new();
+    let mut text = Vec::new();
     for_each_hash_block(&args.keys.keys, args.keys.format(), |hashes, _| {
-        let text: Vec<u8> = hashes
-            .iter()
-            .flat_map(|&h| if view.contains_hash(h) { *b"1\n" } else { *b"0\n" })
-            .collect();
+        text.clear();
+        for &h in hashes {
+            // A shard's checksum is verified the first time it is used.
+            let found = view
+                .try_contains_hash(h)
+                .map_err(|e| Error::failed(format!("{}: sharded filter file: {e}", shown(&args.filter))))?;
+            text.extend_from_slice(if found { b"1\n" } else { b"0\n" });
+        }
         out.bytes(&text)
     })?;
     out.finish()
