@@ -1,27 +1,58 @@
 //! `ribbon db`: a RocksDB database directory read without RocksDB (the
-//! `ribbon_sst::db` reader: MANIFEST, unflushed WAL, live SST files).
+//! `ribbon_sst::db` reader: MANIFEST, OPTIONS, unflushed WAL, live SST
+//! files).
 
 use crate::error::Error;
 use crate::input::Keys;
-use crate::output::{to_json, Stdout};
-use clap::Subcommand;
-use ribbon_sst::db::{Db, EntryKind};
+use crate::output::Stdout;
+use clap::{Args, Subcommand};
+use ribbon_sst::db::{Db, FileAnswer, GetPath, OpenOptions};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+const KEYS_HELP: &str = "\
+A keys file has one key per line (text mode: a line's bytes, without a trailing carriage return; \
+--hex: each line is the key in hex). '-' reads standard input.";
+
 const QUERY_HELP: &str = "\
-For each key, one line: the key, the memtable's answer (memtable:value, memtable:deleted or memtable:none: the \
-unflushed writes of the WAL, which Get reads first), then the files whose filters may hold the key, in the order \
-RocksDB's Get asks them (L0 newest first, then on each level the one file whose key range covers the key), \
-as LEVEL:FILE; '-' when no filter may hold it. Get stops at the first of them that holds the key, so the list \
-is the most files a Get of the key reads. --json also lists the files whose filters said no.";
+For each key, one line: the key, the memtable's answer (memtable:value, memtable:deleted, memtable:merge, \
+memtable:range-deleted or memtable:none: the unflushed writes of the WAL, which Get reads first), then the files \
+whose filters may hold the key, as LEVEL:FILE, in the order RocksDB's Get asks them ('-' when none). The files \
+are those of RocksDB's FilePicker (every L0 file when L0 is the only non-empty level and holds 3 files or fewer, \
+else the files whose key range holds the key: L0 newest first, then one file per level), up to where Get stops: \
+a value or deletion in the memtable or in a file, or a range deletion over the key (merge operands go on). \
+--json prints one JSON object per line (JSON Lines) per key: {\"key\", \"memtable\", \"found\", \"files\": \
+[{\"level\", \"file\", \"may_match\", \"answer\" (filtered, absent, value, deleted or merge), \
+\"range_deleted\"}]}, listing every file asked, those whose filters said no included; output is written as it \
+is computed (memory independent of the number of keys beyond the keys file itself).";
+
+/// Where the database's files are, when not all in its directory.
+#[derive(Debug, Clone, Args)]
+pub struct DbLocation {
+    /// The WAL directory (default: the OPTIONS file's wal_dir, else DIR)
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+    /// The db_paths (or the column family's cf_paths), in order; repeat for each
+    /// (RocksDB does not record them; default: DIR alone)
+    #[arg(long = "db-path", value_name = "DIR")]
+    pub db_paths: Vec<PathBuf>,
+}
+
+impl DbLocation {
+    /// The reader's options.
+    pub fn open_options(&self) -> OpenOptions {
+        OpenOptions {
+            wal_dir: self.wal_dir.clone(),
+            db_paths: self.db_paths.clone(),
+        }
+    }
+}
 
 /// `ribbon db ...`.
 #[derive(Debug, Subcommand)]
 pub enum DbCommand {
     /// Which files' filters may hold each key, in the order RocksDB's Get asks them
-    #[command(after_help = format!("{QUERY_HELP}\n\n{}", crate::cli::KEYS_HELP))]
+    #[command(after_help = format!("{QUERY_HELP}\n\n{KEYS_HELP}"))]
     Query {
         /// The database directory
         #[arg(value_name = "DIR")]
@@ -35,9 +66,11 @@ pub enum DbCommand {
         /// The column family
         #[arg(long, value_name = "NAME", default_value = "default")]
         column_family: String,
-        /// Print one JSON document
+        /// Print one JSON object per key (JSON Lines)
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        location: DbLocation,
     },
 }
 
@@ -50,62 +83,58 @@ pub fn run(cmd: DbCommand) -> Result<(), Error> {
             hex,
             column_family,
             json,
-        } => query(&dir, &keys, hex, &column_family, json),
+            location,
+        } => query(&dir, &keys, hex, &column_family, json, &location),
     }
 }
 
-/// One file a Get asks.
+/// One file a Get asks (JSON).
 #[derive(Debug, Serialize)]
-struct Step {
+struct StepReport {
     level: u32,
     file: String,
     may_match: bool,
+    answer: &'static str,
+    range_deleted: bool,
 }
 
+/// One key (JSON).
 #[derive(Debug, Serialize)]
-struct KeyReport {
-    key: String,
-    memtable: Option<&'static str>,
-    files: Vec<Step>,
+struct KeyReport<'a> {
+    key: &'a str,
+    memtable: &'static str,
+    found: bool,
+    files: Vec<StepReport>,
 }
 
-fn query(dir: &Path, keys: &Path, hex: bool, column_family: &str, json: bool) -> Result<(), Error> {
+fn answer_name(a: FileAnswer) -> &'static str {
+    match a {
+        FileAnswer::Filtered => "filtered",
+        FileAnswer::Absent => "absent",
+        FileAnswer::Found(ribbon_sst::db::EntryKind::Value) => "value",
+        FileAnswer::Found(ribbon_sst::db::EntryKind::Deletion) => "deleted",
+        FileAnswer::Found(ribbon_sst::db::EntryKind::Merge) => "merge",
+    }
+}
+
+/// Opens the database in `dir` (one-line errors naming it).
+pub fn open(dir: &Path, column_family: &str, location: &DbLocation) -> Result<Db, Error> {
+    Db::open_with(dir, column_family, &location.open_options())
+        .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))
+}
+
+fn query(
+    dir: &Path,
+    keys: &Path,
+    hex: bool,
+    column_family: &str,
+    json: bool,
+    location: &DbLocation,
+) -> Result<(), Error> {
+    let db = open(dir, column_family, location)?;
     let keys = Keys::read(keys, hex)?;
-    let db = Db::open_column_family(dir, column_family)
-        .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
-    // Each key's path, then each file asked once for all its keys (one
-    // filter in memory at a time).
     let files: Vec<_> = db.files().collect();
-    let index: BTreeMap<&Path, usize> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_path(), i))
-        .collect();
-    let mut paths: Vec<Vec<(usize, bool)>> = Vec::with_capacity(keys.len());
-    let mut by_file: Vec<Vec<(usize, usize)>> = vec![Vec::new(); files.len()];
-    for (k, key) in keys.iter().enumerate() {
-        let path: Vec<(usize, bool)> = db
-            .get_path(key)
-            .iter()
-            .map(|f| (index[f.path.as_path()], true))
-            .collect();
-        for (step, &(f, _)) in path.iter().enumerate() {
-            by_file[f].push((k, step));
-        }
-        paths.push(path);
-    }
-    let key_list: Vec<&[u8]> = keys.iter().collect();
-    for (f, asked) in by_file.iter().enumerate() {
-        if asked.is_empty() {
-            continue;
-        }
-        let sst = ribbon_sst::SstFile::open(&files[f].path)
-            .map_err(|e| Error::failed(format!("{}: {e}", files[f].path.display())))?;
-        let batch: Vec<&[u8]> = asked.iter().map(|&(k, _)| key_list[k]).collect();
-        for (&(k, step), may) in asked.iter().zip(sst.key_may_match_many(&batch)) {
-            paths[k][step].1 = may;
-        }
-    }
+    let names: Vec<String> = files.iter().map(|f| f.name()).collect();
     let shown = |k: &[u8]| {
         if hex {
             k.iter().map(|b| format!("{b:02x}")).collect()
@@ -113,48 +142,62 @@ fn query(dir: &Path, keys: &Path, hex: bool, column_family: &str, json: bool) ->
             String::from_utf8_lossy(k).into_owned()
         }
     };
-    let memtable = |k: &[u8]| match db.memtable().get(k) {
-        Some((_, EntryKind::Value)) => Some("value"),
-        Some((_, EntryKind::Deletion)) => Some("deleted"),
-        None => None,
-    };
     let mut out = Stdout::new();
-    if json {
-        let doc: Vec<KeyReport> = key_list
-            .iter()
-            .zip(&paths)
-            .map(|(k, path)| KeyReport {
-                key: shown(k),
-                memtable: memtable(k),
-                files: path
-                    .iter()
-                    .map(|&(f, may_match)| Step {
-                        level: files[f].level,
-                        file: files[f].name(),
-                        may_match,
-                    })
-                    .collect(),
-            })
-            .collect();
-        out.line(&to_json(&doc)?)?;
-        return out.finish();
-    }
-    for (k, path) in key_list.iter().zip(&paths) {
-        let may: Vec<String> = path
-            .iter()
-            .filter(|s| s.1)
-            .map(|&(f, _)| format!("L{}:{}", files[f].level, files[f].name()))
-            .collect();
-        let files_text = if may.is_empty() {
-            "-".to_string()
-        } else {
-            may.join(" ")
-        };
-        out.line(&format!(
-            "{}\tmemtable:{}\t{files_text}",
-            shown(k),
-            memtable(k).unwrap_or("none")
-        ))?;
+    let mut cache = ribbon_sst::db::get::FileCache::new();
+    let mut line = String::new();
+    for chunk in keys.chunks() {
+        let paths = db
+            .get_paths(&chunk, &mut cache)
+            .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
+        for (k, path) in chunk.iter().zip(&paths) {
+            line.clear();
+            write_key(&mut line, &shown(k), path, &files, &names, json)?;
+            out.line(&line)?;
+        }
     }
     out.finish()
+}
+
+fn write_key(
+    line: &mut String,
+    key: &str,
+    path: &GetPath,
+    files: &[&ribbon_sst::db::LiveFile],
+    names: &[String],
+    json: bool,
+) -> Result<(), Error> {
+    use std::fmt::Write;
+    if json {
+        let report = KeyReport {
+            key,
+            memtable: path.memtable.name(),
+            found: path.found(),
+            files: path
+                .steps
+                .iter()
+                .map(|s| StepReport {
+                    level: files[s.file].level,
+                    file: names[s.file].clone(),
+                    may_match: s.may_match,
+                    answer: answer_name(s.answer),
+                    range_deleted: s.range_deleted,
+                })
+                .collect(),
+        };
+        *line = serde_json::to_string(&report).map_err(|e| Error::failed(format!("JSON: {e}")))?;
+        return Ok(());
+    }
+    let _ = write!(line, "{key}\tmemtable:{}\t", path.memtable.name());
+    let mut any = false;
+    for s in path.steps.iter().filter(|s| s.may_match) {
+        if any {
+            line.push(' ');
+        }
+        let _ = write!(line, "L{}:{}", files[s.file].level, names[s.file]);
+        any = true;
+    }
+    if !any {
+        line.push('-');
+    }
+    Ok(())
 }

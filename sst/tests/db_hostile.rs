@@ -121,13 +121,234 @@ fn directories_that_are_not_databases_are_refused_in_one_line() {
     assert!(e.contains("000009.sst"), "{e}");
     assert_eq!(db.get_path(b"m").len(), 1);
     assert!(db.get_path(b"zz").is_empty());
-    // A WAL with a range deletion is refused.
+    // A WAL with a range deletion: kept as a tombstone.
     let mut b = 1u64.to_le_bytes().to_vec();
     b.extend(1u32.to_le_bytes());
     b.push(0xF);
     lp(&mut b, b"a");
     lp(&mut b, b"b");
     std::fs::write(tmp.path().join("000004.log"), write_log(&[&b])).unwrap();
+    let db = Db::open(tmp.path()).unwrap();
+    assert_eq!(db.memtable().tombstones.len(), 1);
+    assert_eq!(db.memtable().tombstones[0].seq, 1);
+}
+
+/// A WriteBatch record: tag, optional column family, key (and value).
+fn record(b: &mut Vec<u8>, tag: u8, cf: Option<u32>, key: &[u8], value: Option<&[u8]>) {
+    b.push(tag);
+    if let Some(cf) = cf {
+        put_varint64(b, u64::from(cf));
+    }
+    lp(b, key);
+    if let Some(v) = value {
+        lp(b, v);
+    }
+}
+
+fn batch_header(seq: u64, count: u32) -> Vec<u8> {
+    let mut b = seq.to_le_bytes().to_vec();
+    b.extend(count.to_le_bytes());
+    b
+}
+
+/// A database directory with `manifest` and the given WALs.
+fn db_dir(manifest: &[u8], wals: &[(u64, Vec<u8>)]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("CURRENT"), "MANIFEST-000003\n").unwrap();
+    std::fs::write(tmp.path().join("MANIFEST-000003"), manifest).unwrap();
+    for (n, w) in wals {
+        std::fs::write(tmp.path().join(format!("{n:06}.log")), w).unwrap();
+    }
+    tmp
+}
+
+#[test]
+fn a_range_deletion_of_another_column_family_counts_as_a_record() {
+    // Issue #31: "WriteBatch says 1 records, holds 0".
+    let mut b = batch_header(10, 2);
+    b.push(0xE);
+    put_varint64(&mut b, 1);
+    lp(&mut b, b"a");
+    lp(&mut b, b"c");
+    record(&mut b, 1, None, b"k", Some(b"v"));
+    let tmp = db_dir(&manifest(), &[(4, write_log(&[&b]))]);
+    let db = Db::open(tmp.path()).unwrap();
+    // The put took sequence number 11: the range deletion took 10.
+    assert_eq!(db.memtable().get(b"k").unwrap().0, 11);
+    assert!(db.memtable().tombstones.is_empty());
+    let other = Db::open_column_family(tmp.path(), "other").unwrap();
+    assert_eq!(other.memtable().tombstones.len(), 1);
+    assert_eq!(other.memtable().tombstones[0].seq, 10);
+}
+
+#[test]
+fn replay_stops_at_a_corrupt_wal_and_replays_no_later_one() {
+    // Issue #31: point-in-time recovery (RocksDB's default) stops at the
+    // first corrupt record; the next WAL is not replayed.
+    let mut first = batch_header(10, 1);
+    record(&mut first, 1, None, b"a", Some(b"v"));
+    let mut second = batch_header(11, 1);
+    record(&mut second, 1, None, b"b", Some(b"v"));
+    let mut wal4 = write_log(&[&first, &second]);
+    let n = wal4.len();
+    wal4[n - 2] ^= 0x40; // the second record's payload: its checksum fails
+    let mut third = batch_header(12, 1);
+    record(&mut third, 0, None, b"a", None);
+    let tmp = db_dir(&manifest(), &[(4, wal4), (5, write_log(&[&third]))]);
+    let db = Db::open(tmp.path()).unwrap();
+    assert_eq!(db.recovery().mode.name(), "kPointInTimeRecovery");
+    assert_eq!(db.recovery().stopped_at.as_ref().map(|s| s.0), Some(4));
+    assert_eq!(db.recovery().skipped_wals, vec![5]);
+    // "a" stays live: the deletion in WAL 5 is not replayed; "b" was cut.
+    assert_eq!(
+        db.memtable().get(b"a").map(|e| e.1),
+        Some(ribbon_sst::db::EntryKind::Value)
+    );
+    assert_eq!(db.memtable().get(b"b"), None);
+    // kAbsoluteConsistency refuses the corrupt WAL instead.
+    std::fs::write(
+        tmp.path().join("OPTIONS-000009"),
+        "[DBOptions]\n  wal_recovery_mode=kAbsoluteConsistency\n",
+    )
+    .unwrap();
     let e = Db::open(tmp.path()).unwrap_err().to_string();
-    assert!(e.contains("range deletion"), "{e}");
+    assert!(
+        e.contains("kAbsoluteConsistency") && e.contains("000004.log"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_wal_dir_of_the_options_file_is_read() {
+    let mut b = batch_header(10, 2);
+    record(&mut b, 1, None, b"in-wal", Some(b"v"));
+    record(&mut b, 0, None, b"gone", None);
+    let tmp = db_dir(&manifest(), &[]);
+    let wal_dir = tempfile::tempdir().unwrap();
+    std::fs::write(wal_dir.path().join("000004.log"), write_log(&[&b])).unwrap();
+    std::fs::write(
+        tmp.path().join("OPTIONS-000007"),
+        format!("[DBOptions]\n  wal_dir={}\n", wal_dir.path().display()),
+    )
+    .unwrap();
+    let db = Db::open(tmp.path()).unwrap();
+    assert_eq!(db.memtable().writes, 2);
+    assert_eq!(db.recovery().wal_dir, wal_dir.path());
+    // A wal_dir that is not there is an error naming it, never "0 WALs".
+    let missing = wal_dir.path().join("nope");
+    std::fs::write(
+        tmp.path().join("OPTIONS-000008"),
+        format!("[DBOptions]\n  wal_dir={}\n", missing.display()),
+    )
+    .unwrap();
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("nope") && e.contains("--wal-dir"), "{e}");
+    // Given as an argument, it wins.
+    let how = ribbon_sst::db::OpenOptions {
+        wal_dir: Some(wal_dir.path().to_path_buf()),
+        db_paths: vec![],
+    };
+    let db = Db::open_with(tmp.path(), "default", &how).unwrap();
+    assert_eq!(db.memtable().writes, 2);
+}
+
+fn new_file_edit(level: u64, number: u64) -> Vec<u8> {
+    let mut add = Vec::new();
+    put_varint64(&mut add, 103);
+    put_varint64(&mut add, level);
+    put_varint64(&mut add, number);
+    put_varint64(&mut add, 4096);
+    lp(&mut add, &ikey(b"a", 1));
+    lp(&mut add, &ikey(b"z", 2));
+    put_varint64(&mut add, 1);
+    put_varint64(&mut add, 2);
+    put_varint64(&mut add, 1);
+    add
+}
+
+fn comparator_edit() -> Vec<u8> {
+    let mut first = Vec::new();
+    put_varint64(&mut first, 1);
+    lp(&mut first, b"leveldb.BytewiseComparator");
+    first
+}
+
+#[test]
+fn levels_past_num_levels_and_empty_edits_are_refused() {
+    // Issue #31: level 999 and an empty VersionEdit were accepted.
+    let tmp = db_dir(&write_log(&[&comparator_edit(), &new_file_edit(999, 9)]), &[]);
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("level 999") && e.contains("7 levels"), "{e}");
+    let tmp = db_dir(&write_log(&[&comparator_edit(), &[]]), &[]);
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("empty VersionEdit"), "{e}");
+}
+
+#[test]
+fn blob_file_records_end_with_their_own_marker() {
+    // Issue #30: kBlobFileAddition and kBlobFileGarbage end their custom
+    // fields with 0 (BlobFileAddition::kEndMarker), not kTerminate.
+    let mut add = Vec::new();
+    put_varint64(&mut add, 400);
+    for v in [12u64, 100, 5000] {
+        put_varint64(&mut add, v);
+    }
+    lp(&mut add, b"");
+    lp(&mut add, b"");
+    put_varint64(&mut add, 0);
+    let mut garbage = Vec::new();
+    put_varint64(&mut garbage, 401);
+    for v in [12u64, 3, 150] {
+        put_varint64(&mut garbage, v);
+    }
+    put_varint64(&mut garbage, 0);
+    let log = write_log(&[&comparator_edit(), &add, &new_file_edit(1, 9), &garbage]);
+    let v = Version::from_bytes(&log, 3, Path::new("M")).unwrap();
+    assert_eq!(v.column_family("default").unwrap().files.len(), 1);
+}
+
+#[test]
+fn too_many_l0_files_are_refused_at_the_bound_not_past_it() {
+    use ribbon_sst::db::MAX_LEVEL0_FILES;
+    let edits = |n: usize| -> Vec<Vec<u8>> {
+        let mut e = vec![comparator_edit()];
+        e.extend((0..n as u64).map(|i| new_file_edit(0, 10 + i)));
+        e
+    };
+    let at = edits(MAX_LEVEL0_FILES);
+    let refs: Vec<&[u8]> = at.iter().map(Vec::as_slice).collect();
+    let tmp = db_dir(&write_log(&refs), &[]);
+    let db = Db::open(tmp.path()).unwrap();
+    assert_eq!(db.levels()[0].len(), MAX_LEVEL0_FILES);
+    let past = edits(MAX_LEVEL0_FILES + 1);
+    let refs: Vec<&[u8]> = past.iter().map(Vec::as_slice).collect();
+    let tmp = db_dir(&write_log(&refs), &[]);
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("L0 files") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn fifos_are_refused_not_waited_on() {
+    // Issue #31: a FIFO as CURRENT, MANIFEST, WAL or SST hung the reader.
+    let mut b = batch_header(10, 1);
+    record(&mut b, 1, None, b"k", Some(b"v"));
+    let fifo = |path: &Path| {
+        let _ = std::fs::remove_file(path);
+        let ok = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mkfifo");
+    };
+    for victim in ["CURRENT", "MANIFEST-000003", "000004.log", "000009.sst"] {
+        let tmp = db_dir(&manifest(), &[(4, write_log(&[&b]))]);
+        fifo(&tmp.path().join(victim));
+        let r = Db::open(tmp.path()).and_then(|db| db.for_each_live_key(|_| {}).map(|_| ()));
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("not a regular file") && e.contains(victim),
+            "{victim}: {e}"
+        );
+    }
 }

@@ -36,11 +36,19 @@ pub(crate) struct DataBlocks {
     span: Vec<u8>,
     /// Decompressed contents of the current block.
     buf: Vec<u8>,
+    /// The most bytes one read covers.
+    readahead: u64,
 }
 
 impl DataBlocks {
     /// The data blocks of `sst` (reads its index).
     pub(crate) fn new(sst: &SstFile) -> Result<Self, Error> {
+        Self::with_readahead(sst, READAHEAD)
+    }
+
+    /// [`DataBlocks::new`], reading at most `readahead` bytes at a time
+    /// (at least one block): many sources read at once share a budget.
+    pub(crate) fn with_readahead(sst: &SstFile, readahead: u64) -> Result<Self, Error> {
         Ok(Self {
             handles: sst.data_block_handles()?,
             next: 0,
@@ -48,6 +56,7 @@ impl DataBlocks {
             span_offset: 0,
             span: Vec::new(),
             buf: Vec::new(),
+            readahead,
         })
     }
 
@@ -109,7 +118,7 @@ impl DataBlocks {
         let mut j = i + 1;
         while let Some(&h) = self.handles.get(j) {
             let next_end = match h.checked_range(file_len, &kind) {
-                Ok((start, e)) if start == end && e - first.offset <= READAHEAD => e,
+                Ok((start, e)) if start == end && e - first.offset <= self.readahead => e,
                 _ => break,
             };
             end = next_end;

@@ -76,7 +76,7 @@ pub struct Version {
 /// The MANIFEST `CURRENT` names in `dir`.
 pub fn current_manifest(dir: &Path) -> Result<PathBuf, DbError> {
     let path = dir.join("CURRENT");
-    let text = std::fs::read(&path).map_err(|e| DbError::io(&path, &e))?;
+    let text = super::read_regular_file(&path, 4096)?;
     let shown = path.display().to_string();
     let name = text
         .strip_suffix(b"\n")
@@ -128,12 +128,18 @@ fn internal_key(r: &mut Reader<'_>, what: &str) -> Result<Vec<u8>, String> {
     Ok(k.to_vec())
 }
 
-/// Skips custom fields (`tag`, length-prefixed value) up to the end marker
-/// 1; a tag with `incompatible` set cannot be skipped.
-fn skip_custom_fields(r: &mut Reader<'_>, incompatible: u32, what: &str) -> Result<(), String> {
+/// Skips custom fields (`tag`, length-prefixed value) up to `end_marker`
+/// (a blob file's records end with 0, `BlobFileAddition::kEndMarker`); a
+/// tag with `incompatible` set cannot be skipped.
+fn skip_custom_fields(
+    r: &mut Reader<'_>,
+    end_marker: u32,
+    incompatible: u32,
+    what: &str,
+) -> Result<(), String> {
     loop {
         let tag = take(r.varint32(), what)?;
-        if tag == 1 {
+        if tag == end_marker {
             return Ok(());
         }
         if tag & incompatible != 0 {
@@ -143,15 +149,29 @@ fn skip_custom_fields(r: &mut Reader<'_>, incompatible: u32, what: &str) -> Resu
     }
 }
 
-fn new_file4(r: &mut Reader<'_>) -> Result<FileMeta, String> {
+/// The fields every new-file record holds, in the order of `tag`'s format
+/// (`kNewFile`, `kNewFile2`, `kNewFile3` or `kNewFile4`): the one place a
+/// [`FileMeta`] is decoded.
+fn new_file(r: &mut Reader<'_>, tag: u32) -> Result<FileMeta, String> {
     let level = level(r)?;
     let number = take(r.varint64(), "file number")?;
+    let path_id = if tag == 102 {
+        take(r.varint32(), "path id")?
+    } else {
+        0
+    };
     let file_size = take(r.varint64(), "file size")?;
     let smallest = internal_key(r, "smallest key")?;
     let largest = internal_key(r, "largest key")?;
-    let smallest_seqno = take(r.varint64(), "smallest seqno")?;
-    let largest_seqno = take(r.varint64(), "largest seqno")?;
-    let mut f = FileMeta {
+    let (smallest_seqno, largest_seqno) = if tag == 7 {
+        (0, crate::key::MAX_SEQUENCE_NUMBER)
+    } else {
+        (
+            take(r.varint64(), "smallest seqno")?,
+            take(r.varint64(), "largest seqno")?,
+        )
+    };
+    let f = FileMeta {
         level,
         number,
         file_size,
@@ -160,8 +180,16 @@ fn new_file4(r: &mut Reader<'_>) -> Result<FileMeta, String> {
         smallest_seqno,
         largest_seqno,
         epoch_number: 0,
-        path_id: 0,
+        path_id,
     };
+    if tag == 103 {
+        return new_file4_fields(r, f);
+    }
+    Ok(f)
+}
+
+/// The custom fields of a `kNewFile4` record, up to `kTerminate`.
+fn new_file4_fields(r: &mut Reader<'_>, mut f: FileMeta) -> Result<FileMeta, String> {
     loop {
         let tag = take(r.varint32(), "new-file custom field")?;
         if tag == 1 {
@@ -187,6 +215,10 @@ fn new_file4(r: &mut Reader<'_>) -> Result<FileMeta, String> {
 }
 
 fn decode_edit(data: &[u8]) -> Result<Edit, String> {
+    if data.is_empty() {
+        // RocksDB's VersionEditHandler finds no column family in it.
+        return Err("an empty VersionEdit".into());
+    }
     let mut r = Reader::new(data);
     let mut e = Edit::default();
     while !r.is_empty() {
@@ -214,39 +246,8 @@ fn decode_edit(data: &[u8]) -> Result<Edit, String> {
                 let l = level(&mut r)?;
                 e.deleted.push((l, take(r.varint64(), "deleted file number")?));
             }
-            // kNewFile, kNewFile2, kNewFile3
-            7 | 100 | 102 => {
-                let level = level(&mut r)?;
-                let number = take(r.varint64(), "file number")?;
-                let path_id = if tag == 102 {
-                    take(r.varint32(), "path id")?
-                } else {
-                    0
-                };
-                let file_size = take(r.varint64(), "file size")?;
-                let smallest = internal_key(&mut r, "smallest key")?;
-                let largest = internal_key(&mut r, "largest key")?;
-                let (smallest_seqno, largest_seqno) = if tag == 7 {
-                    (0, crate::key::MAX_SEQUENCE_NUMBER)
-                } else {
-                    (
-                        take(r.varint64(), "smallest seqno")?,
-                        take(r.varint64(), "largest seqno")?,
-                    )
-                };
-                e.added.push(FileMeta {
-                    level,
-                    number,
-                    file_size,
-                    smallest,
-                    largest,
-                    smallest_seqno,
-                    largest_seqno,
-                    epoch_number: 0,
-                    path_id,
-                });
-            }
-            103 => e.added.push(new_file4(&mut r)?),
+            // kNewFile, kNewFile2, kNewFile3, kNewFile4
+            7 | 100 | 102 | 103 => e.added.push(new_file(&mut r, tag)?),
             200 => e.column_family = take(r.varint32(), "column family")?,
             201 => {
                 e.cf_add = Some(
@@ -265,14 +266,14 @@ fn decode_edit(data: &[u8]) -> Result<Edit, String> {
                 }
                 take(r.length_prefixed(), "blob checksum method")?;
                 take(r.length_prefixed(), "blob checksum")?;
-                skip_custom_fields(&mut r, 1 << 6, "blob file addition")?;
+                skip_custom_fields(&mut r, 0, 1 << 6, "blob file addition")?;
             }
             // kBlobFileGarbage (and its deprecated tag)
             401 | 8195 => {
                 for what in ["blob file number", "garbage count", "garbage bytes"] {
                     take(r.varint64(), what)?;
                 }
-                skip_custom_fields(&mut r, 1 << 6, "blob file garbage")?;
+                skip_custom_fields(&mut r, 0, 1 << 6, "blob file garbage")?;
             }
             // kWalAddition: number, then (tag, value) pairs to kTerminate.
             8196 => {
@@ -311,7 +312,7 @@ impl Version {
     /// Reads the MANIFEST at `path` (whole: memory and time linear in its
     /// size).
     pub fn read_manifest(path: &Path) -> Result<Self, DbError> {
-        let data = std::fs::read(path).map_err(|e| DbError::io(path, &e))?;
+        let data = super::read_regular_file(path, super::MAX_LOG_FILE)?;
         let number = path
             .file_name()
             .and_then(|n| n.to_str())

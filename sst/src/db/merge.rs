@@ -9,8 +9,13 @@
 //! `db/db_iter.cc` (`FindNextUserEntry`: a deletion hides the older entries
 //! of its key).
 //!
+//! An entry covered by a range deletion of a higher sequence number (from
+//! any source: [`super::Tombstones`]) is a deletion. Entries of an ingested
+//! file take its global sequence number.
+//!
 //! Memory: one data block per source (the keys of the block being read),
-//! plus the memtable. Each file's walk charges its data blocks and keys to
+//! plus the memtable; the sources share [`READAHEAD_BUDGET`] bytes of
+//! read-ahead. Each file's walk charges its data blocks and keys to
 //! the budgets of [`crate::SstFile::for_each_data_key`], so the time is
 //! linear in the files' sizes whatever their bytes. Keys out of internal-key
 //! order in a file, or files of one level that overlap, are an error (the
@@ -19,19 +24,25 @@
 use super::blocks::{self, DataBlocks};
 use super::data_keys::{Entry, KeyWalk};
 use super::error::DbError;
+use super::range_del::Tombstones;
 use super::wal::EntryKind;
+use super::{Db, LiveFile};
 use crate::budget::ReadBudget;
 use crate::error::{BlockKind, Error};
 use crate::key::{self, Comparator};
 use crate::table::SstFile;
 use core::cmp::Ordering;
 
+/// The read-ahead shared by the sources of one live-key walk.
+pub const READAHEAD_BUDGET: u64 = 16 << 20;
+
 /// What an internal key's type byte says about its user key.
 #[inline]
 pub fn entry_kind(value_type: u8) -> Result<EntryKind, String> {
     match value_type {
-        // Value, merge, blob index, wide-column entity, value with preferred seqno.
-        0x1 | 0x2 | 0x11 | 0x16 | 0x18 => Ok(EntryKind::Value),
+        // Value, blob index, wide-column entity, value with preferred seqno.
+        0x1 | 0x11 | 0x16 | 0x18 => Ok(EntryKind::Value),
+        0x2 => Ok(EntryKind::Merge),
         // Deletion, single deletion, deletion with timestamp.
         0x0 | 0x7 | 0x14 => Ok(EntryKind::Deletion),
         t => Err(format!("an entry of value type {t:#x} in a data block")),
@@ -58,20 +69,19 @@ pub(crate) struct FileCursor {
     reverse: bool,
     previous_footer: u64,
     interval: u32,
+    /// The sequence number of every entry (an ingested file's).
+    global_seqno: Option<u64>,
 }
 
 impl FileCursor {
-    pub(crate) fn open(sst: SstFile, name: String, comparator: Comparator) -> Result<Self, DbError> {
-        if sst
-            .metaindex()
-            .iter()
-            .any(|(n, _)| n == crate::table::RANGE_DEL_BLOCK.as_bytes())
-        {
-            return Err(DbError::unsupported(format!(
-                "{name} holds range deletions (DeleteRange), which this reader does not apply; compact the range first"
-            )));
-        }
-        let blocks = DataBlocks::new(&sst).map_err(|error| DbError::Sst {
+    pub(crate) fn open(
+        sst: SstFile,
+        name: String,
+        comparator: Comparator,
+        global_seqno: Option<u64>,
+        readahead: u64,
+    ) -> Result<Self, DbError> {
+        let blocks = DataBlocks::with_readahead(&sst, readahead).map_err(|error| DbError::Sst {
             file: name.clone(),
             error,
         })?;
@@ -87,6 +97,7 @@ impl FileCursor {
             reverse: comparator.user == key::UserComparator::ReverseBytewise,
             previous_footer: 0,
             interval: sst.restart_interval(),
+            global_seqno,
             sst,
         };
         c.fill()?;
@@ -140,6 +151,10 @@ impl FileCursor {
         let i = self.keys.next;
         let &(end, footer) = self.keys.entries.get(i)?;
         let start = if i == 0 { 0 } else { self.keys.entries[i - 1].0 };
+        let footer = match self.global_seqno {
+            Some(g) => (g << 8) | (footer & 0xff),
+            None => footer,
+        };
         Some((&self.keys.bytes[start..end], footer))
     }
 
@@ -155,69 +170,75 @@ impl FileCursor {
 
 /// One source of the merge, in Get order.
 pub(crate) enum Source<'m> {
-    /// The memtable's entries, in comparator order.
+    /// The memtable's entries (key, sequence number, kind), in comparator order.
     Memtable(
-        std::vec::IntoIter<(&'m [u8], EntryKind)>,
-        Option<(&'m [u8], EntryKind)>,
+        std::vec::IntoIter<(&'m [u8], u64, EntryKind)>,
+        Option<(&'m [u8], u64, EntryKind)>,
     ),
     /// An L0 file, or a level's files (opened one at a time, in key order).
     Files {
+        db: &'m Db,
         cursor: Option<Box<FileCursor>>,
-        rest: std::vec::IntoIter<(String, std::path::PathBuf)>,
+        rest: std::vec::IntoIter<&'m LiveFile>,
         last_user_key: Option<Vec<u8>>,
+        readahead: u64,
     },
 }
 
 impl<'m> Source<'m> {
-    pub(crate) fn memtable(mut entries: Vec<(&'m [u8], EntryKind)>) -> Self {
-        let first = if entries.is_empty() {
-            None
-        } else {
-            Some(entries.remove(0))
-        };
-        Source::Memtable(entries.into_iter(), first)
+    pub(crate) fn memtable(entries: Vec<(&'m [u8], u64, EntryKind)>) -> Self {
+        let mut it = entries.into_iter();
+        let first = it.next();
+        Source::Memtable(it, first)
     }
 
-    pub(crate) fn files(
-        files: Vec<(String, std::path::PathBuf)>,
-        comparator: Comparator,
-    ) -> Result<Self, DbError> {
+    pub(crate) fn files(db: &'m Db, files: Vec<&'m LiveFile>, readahead: u64) -> Result<Self, DbError> {
         let mut s = Source::Files {
+            db,
             cursor: None,
             rest: files.into_iter(),
             last_user_key: None,
+            readahead,
         };
-        s.next_file(comparator)?;
+        s.next_file()?;
         Ok(s)
     }
 
     /// Opens the level's next non-empty file when the current one is done;
-    /// checks that files of a level do not overlap.
-    fn next_file(&mut self, comparator: Comparator) -> Result<(), DbError> {
+    /// checks that files of a level do not overlap (neighbours may share a
+    /// boundary user key: the older entries of it, in the later file, are
+    /// skipped).
+    fn next_file(&mut self) -> Result<(), DbError> {
         let Source::Files {
+            db,
             cursor,
             rest,
             last_user_key,
+            readahead,
         } = self
         else {
             return Ok(());
         };
+        let comparator = db.comparator();
         while cursor.as_ref().is_none_or(|c| c.current().is_none()) {
             *cursor = None;
-            let Some((name, path)) = rest.next() else {
+            let Some(f) = rest.next() else {
                 return Ok(());
             };
-            let sst = SstFile::open(&path).map_err(|error| DbError::Sst {
-                file: name.clone(),
-                error,
-            })?;
-            let c = FileCursor::open(sst, name, comparator)?;
-            if let (Some(last), Some((first, _))) = (last_user_key.as_ref(), c.current()) {
-                if comparator.compare_user(last, first) != Some(Ordering::Less) {
-                    return Err(DbError::corrupt(
-                        c.name(),
-                        "it overlaps the previous file of its level",
-                    ));
+            let sst = db.open_file(f)?;
+            let g = Db::global_seqno(&sst, f);
+            let mut c = FileCursor::open(sst, f.name(), comparator, g, *readahead)?;
+            if let Some(last) = last_user_key.as_ref() {
+                while c.current().is_some_and(|(first, _)| first == last.as_slice()) {
+                    c.advance()?;
+                }
+                if let Some((first, _)) = c.current() {
+                    if comparator.compare_user(last, first) != Some(Ordering::Less) {
+                        return Err(DbError::corrupt(
+                            c.name(),
+                            "it overlaps the previous file of its level",
+                        ));
+                    }
                 }
             }
             *cursor = Some(Box::new(c));
@@ -225,21 +246,22 @@ impl<'m> Source<'m> {
         Ok(())
     }
 
-    pub(crate) fn current(&self) -> Option<(&[u8], Result<EntryKind, String>)> {
+    /// The current entry: user key, sequence number, kind.
+    pub(crate) fn current(&self) -> Option<(&[u8], u64, Result<EntryKind, String>)> {
         match self {
-            Source::Memtable(_, cur) => cur.map(|(k, t)| (k, Ok(t))),
+            Source::Memtable(_, cur) => cur.map(|(k, s, t)| (k, s, Ok(t))),
             Source::Files { cursor, .. } => {
                 let (k, footer) = cursor.as_ref()?.current()?;
-                Some((k, entry_kind((footer & 0xff) as u8)))
+                Some((k, footer >> 8, entry_kind((footer & 0xff) as u8)))
             }
         }
     }
 
     /// Moves past every entry of `user_key`.
-    pub(crate) fn skip(&mut self, user_key: &[u8], comparator: Comparator) -> Result<(), DbError> {
+    pub(crate) fn skip(&mut self, user_key: &[u8]) -> Result<(), DbError> {
         match self {
             Source::Memtable(rest, cur) => {
-                if cur.is_some_and(|(k, _)| k == user_key) {
+                if cur.is_some_and(|(k, _, _)| k == user_key) {
                     *cur = rest.next();
                 }
                 Ok(())
@@ -259,7 +281,7 @@ impl<'m> Source<'m> {
                     return Ok(());
                 }
                 *last_user_key = Some(user_key.to_vec());
-                self.next_file(comparator)
+                self.next_file()
             }
         }
     }
@@ -267,9 +289,12 @@ impl<'m> Source<'m> {
 
 /// Merges `sources` (Get order: newest first) and calls `f` with each live
 /// user key in comparator order; returns (live keys, deleted keys seen).
+/// A key's newest entry is deleted when `tombstones` cover it with a higher
+/// sequence number.
 pub(crate) fn merge(
     mut sources: Vec<Source<'_>>,
     comparator: Comparator,
+    tombstones: &Tombstones,
     mut f: impl FnMut(&[u8]),
 ) -> Result<(u64, u64), DbError> {
     let mut key = Vec::new();
@@ -278,10 +303,10 @@ pub(crate) fn merge(
         // The smallest current user key; on ties the newest source.
         let mut best: Option<usize> = None;
         for (i, s) in sources.iter().enumerate() {
-            let Some((k, _)) = s.current() else { continue };
+            let Some((k, _, _)) = s.current() else { continue };
             let better = match best.and_then(|b| sources[b].current()) {
                 None => true,
-                Some((bk, _)) => comparator.compare_user(k, bk) == Some(Ordering::Less),
+                Some((bk, _, _)) => comparator.compare_user(k, bk) == Some(Ordering::Less),
             };
             if better {
                 best = Some(i);
@@ -290,21 +315,20 @@ pub(crate) fn merge(
         let Some(b) = best else {
             return Ok((live, deleted));
         };
-        let (k, kind) = sources[b]
+        let (k, seq, kind) = sources[b]
             .current()
             .ok_or_else(|| DbError::unsupported("merge lost its source"))?;
         let kind = kind.map_err(|w| DbError::unsupported(format!("{w}: not supported")))?;
         key.clear();
         key.extend_from_slice(k);
-        match kind {
-            EntryKind::Value => {
-                live += 1;
-                f(&key);
-            }
-            EntryKind::Deletion => deleted += 1,
+        if kind.is_live() && tombstones.max_covering(&key, comparator) <= seq {
+            live += 1;
+            f(&key);
+        } else {
+            deleted += 1;
         }
         for s in sources.iter_mut() {
-            s.skip(&key, comparator)?;
+            s.skip(&key)?;
         }
     }
 }
@@ -339,7 +363,8 @@ fn check_order(e: &Entry<'_>, reverse: bool, footer: u64, previous_footer: &mut 
 }
 
 /// Calls `f` with each user key of one SST file whose newest entry in the
-/// file is not a deletion, in key order; returns how many. The keys of a
+/// file is not a deletion nor covered by a newer range deletion of the
+/// file, in key order; returns how many. The keys of a
 /// single file are its view alone: a deletion in a newer file of the same
 /// database is not seen (use [`super::Db::for_each_live_key`] for that).
 pub fn for_each_file_key(sst: &SstFile, mut f: impl FnMut(&[u8])) -> Result<u64, Error> {
@@ -349,15 +374,10 @@ pub fn for_each_file_key(sst: &SstFile, mut f: impl FnMut(&[u8])) -> Result<u64,
             what: "only tables of the bytewise and reverse bytewise comparators (without timestamps) are read key by key".into(),
         });
     }
-    if sst
-        .metaindex()
-        .iter()
-        .any(|(n, _)| n == crate::table::RANGE_DEL_BLOCK.as_bytes())
-    {
-        return Err(Error::Unsupported {
-            what: "the table holds range deletions (DeleteRange), which this reader does not apply".into(),
-        });
-    }
+    let mut tombstones = Vec::new();
+    super::range_del::read_sst_tombstones(sst, None, "the table", &mut tombstones)
+        .map_err(|e| Error::Unsupported { what: e.to_string() })?;
+    let tombstones = Tombstones::new(&tombstones, comparator);
     let reverse = comparator.user == key::UserComparator::ReverseBytewise;
     let interval = sst.restart_interval();
     let mut data_budget = ReadBudget::for_data(sst.file_len());
@@ -383,11 +403,11 @@ pub fn for_each_file_key(sst: &SstFile, mut f: impl FnMut(&[u8])) -> Result<u64,
                 return Ok(());
             }
             match entry_kind((footer & 0xff) as u8) {
-                Ok(EntryKind::Value) => {
+                Ok(kind) if kind.is_live() && tombstones.max_covering(user, comparator) <= footer >> 8 => {
                     count += 1;
                     f(user);
                 }
-                Ok(EntryKind::Deletion) => {}
+                Ok(_) => {}
                 Err(what) => return Err(e.bad(&what)),
             }
             Ok(())

@@ -10,14 +10,18 @@
 //! number are replayed in number order, up to the first corrupt record
 //! under the default `kPointInTimeRecovery`).
 //!
-//! What this reader refuses rather than guess: compressed WALs, range
-//! deletions, and the markers of two-phase commit (prepared transactions
-//! are not yet part of the database). Merge operands make a key present
-//! (a merge on no value still gives a value). Timestamped keys
+//! Range deletions (`DeleteRange`) are kept as tombstones
+//! ([`Memtable::tombstones`]); like every record they take a sequence
+//! number, whichever column family they are for. What this reader refuses
+//! rather than guess: compressed WALs and the markers of two-phase commit
+//! (prepared transactions are not yet part of the database). Merge operands
+//! make a key present (a merge on no value still gives a value), but a
+//! `Get` goes on past them ([`MemEntry::ends_search`]). Timestamped keys
 //! (user-defined timestamps) are refused by [`super::Db`].
 
 use super::error::DbError;
 use super::log::{LogEnd, LogReader, MetaRecord, Record};
+use super::range_del::Tombstone;
 use crate::coding::Reader;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,12 +33,36 @@ pub enum EntryKind {
     Value,
     /// A deletion (delete, single delete): the key is absent.
     Deletion,
+    /// A merge operand: the key is present (a merge on no value still
+    /// gives a value), and a `Get` goes on to older entries.
+    Merge,
+}
+
+impl EntryKind {
+    /// Whether the key is present after this write.
+    pub fn is_live(self) -> bool {
+        self != EntryKind::Deletion
+    }
+}
+
+/// The unflushed writes of one user key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemEntry {
+    /// The newest write's sequence number.
+    pub seq: u64,
+    /// What the newest write did.
+    pub kind: EntryKind,
+    /// Whether a `Get` ends in the memtable: some write of the key is not a
+    /// merge operand (a value or deletion under the operands ends it).
+    pub ends_search: bool,
 }
 
 /// The newest unflushed write of each user key of one column family.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Memtable {
-    entries: BTreeMap<Vec<u8>, (u64, EntryKind)>,
+    entries: BTreeMap<Vec<u8>, MemEntry>,
+    /// The range deletions of the column family, in WAL order.
+    pub tombstones: Vec<Tombstone>,
     /// WAL files replayed (their numbers), in order.
     pub wal_files: Vec<u64>,
     /// Writes replayed for this column family.
@@ -47,12 +75,17 @@ pub struct Memtable {
 impl Memtable {
     /// The newest write of `user_key`: its sequence number and kind.
     pub fn get(&self, user_key: &[u8]) -> Option<(u64, EntryKind)> {
+        self.entries.get(user_key).map(|e| (e.seq, e.kind))
+    }
+
+    /// Everything about the unflushed writes of `user_key`.
+    pub fn entry(&self, user_key: &[u8]) -> Option<MemEntry> {
         self.entries.get(user_key).copied()
     }
 
     /// The entries in bytewise key order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64, EntryKind)> + '_ {
-        self.entries.iter().map(|(k, &(s, t))| (k.as_slice(), s, t))
+        self.entries.iter().map(|(k, e)| (k.as_slice(), e.seq, e.kind))
     }
 
     /// How many distinct keys.
@@ -67,11 +100,24 @@ impl Memtable {
 
     fn put(&mut self, key: &[u8], seq: u64, kind: EntryKind) {
         self.writes += 1;
+        let ends = kind != EntryKind::Merge;
         match self.entries.get_mut(key) {
-            Some(e) if e.0 <= seq => *e = (seq, kind),
-            Some(_) => {}
+            Some(e) => {
+                if e.seq <= seq {
+                    e.seq = seq;
+                    e.kind = kind;
+                }
+                e.ends_search |= ends;
+            }
             None => {
-                self.entries.insert(key.to_vec(), (seq, kind));
+                self.entries.insert(
+                    key.to_vec(),
+                    MemEntry {
+                        seq,
+                        kind,
+                        ends_search: ends,
+                    },
+                );
             }
         }
     }
@@ -121,25 +167,41 @@ impl Memtable {
             };
             let mut lp = |what: &str| r.length_prefixed().ok_or_else(|| bad(what));
             let kind = match tag {
-                // Value, merge, blob index, wide-column entity, value with
+                // Value, blob index, wide-column entity, value with
                 // preferred seqno (and their column-family forms).
-                0x1 | 0x5 | 0x2 | 0x6 | 0x11 | 0x10 | 0x16 | 0x17 | 0x18 | 0x19 => {
+                0x1 | 0x5 | 0x11 | 0x10 | 0x16 | 0x17 | 0x18 | 0x19 => {
                     let key = lp("bad key")?;
                     lp("bad value")?;
-                    Some((key, EntryKind::Value))
+                    Some(Some((key, EntryKind::Value)))
+                }
+                // Merge (and its column-family form).
+                0x2 | 0x6 => {
+                    let key = lp("bad key")?;
+                    lp("bad value")?;
+                    Some(Some((key, EntryKind::Merge)))
                 }
                 // Deletion, single deletion (and column-family forms).
-                0x0 | 0x4 | 0x7 | 0x8 => Some((lp("bad key")?, EntryKind::Deletion)),
+                0x0 | 0x4 | 0x7 | 0x8 => Some(Some((lp("bad key")?, EntryKind::Deletion))),
+                // Range deletion: a record of its own (it takes a sequence
+                // number, whatever its column family).
                 0xF | 0xE => {
+                    let start = lp("bad range start")?;
+                    let end = lp("bad range end")?;
                     if family == cf {
-                        return Err(
-                            "a range deletion (DeleteRange) in the WAL is not supported; flush and compact the range"
-                                .into(),
-                        );
+                        if self.tombstones.len() >= super::range_del::MAX_TOMBSTONES {
+                            return Err(format!(
+                                "more than {} range deletions: not read (the reader's bound)",
+                                super::range_del::MAX_TOMBSTONES
+                            ));
+                        }
+                        self.writes += 1;
+                        self.tombstones.push(Tombstone {
+                            start: start.to_vec(),
+                            end: end.to_vec(),
+                            seq,
+                        });
                     }
-                    lp("bad range start")?;
-                    lp("bad range end")?;
-                    None
+                    Some(None)
                 }
                 // Log data: not a write.
                 0x3 => {
@@ -155,9 +217,9 @@ impl Memtable {
                 }
                 t => return Err(format!("unknown WriteBatch record type {t:#x}")),
             };
-            if let Some((key, kind)) = kind {
+            if let Some(write) = kind {
                 seen += 1;
-                if family == cf {
+                if let Some((key, kind)) = write.filter(|_| family == cf) {
                     self.put(key, seq, kind);
                 }
                 seq = seq.wrapping_add(1);

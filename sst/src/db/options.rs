@@ -1,0 +1,172 @@
+//! The database's OPTIONS file (the newest `OPTIONS-NNNNNN`), as far as
+//! where its files are and how its WALs are recovered: `wal_dir`,
+//! `wal_recovery_mode`, and each column family's `num_levels`.
+//!
+//! Ported from RocksDB's `options/options_parser.cc` (sections
+//! `[DBOptions]`, `[CFOptions "name"]`; `name=value` lines; `#` comments)
+//! and `options/db_options.cc` (the option names). RocksDB does not write
+//! `db_paths` or `cf_paths` to the OPTIONS file: they are given to the
+//! reader ([`OpenOptions::db_paths`]).
+
+use super::error::DbError;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The most bytes of an OPTIONS file read (RocksDB's are a few tens of KB).
+pub const MAX_OPTIONS_FILE: u64 = 4 << 20;
+
+/// How the WALs are replayed: RocksDB's `WALRecoveryMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WalRecoveryMode {
+    /// `kTolerateCorruptedTailRecords`: a cut-short last record is
+    /// ignored; any other corruption is an error.
+    TolerateCorruptedTailRecords,
+    /// `kAbsoluteConsistency`: any corruption or cut-short record is an error.
+    AbsoluteConsistency,
+    /// `kPointInTimeRecovery` (RocksDB's default): the WALs are replayed up
+    /// to the first corrupt record; later WALs are not replayed.
+    #[default]
+    PointInTimeRecovery,
+    /// `kSkipAnyCorruptedRecords`: corrupt records are skipped (refused by
+    /// this reader, which cannot find the next record after one).
+    SkipAnyCorruptedRecords,
+}
+
+impl WalRecoveryMode {
+    /// RocksDB's name of the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+            Self::AbsoluteConsistency => "kAbsoluteConsistency",
+            Self::PointInTimeRecovery => "kPointInTimeRecovery",
+            Self::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
+        }
+    }
+
+    fn parse(v: &str) -> Option<Self> {
+        Some(match v {
+            "kTolerateCorruptedTailRecords" => Self::TolerateCorruptedTailRecords,
+            "kAbsoluteConsistency" => Self::AbsoluteConsistency,
+            "kPointInTimeRecovery" => Self::PointInTimeRecovery,
+            "kSkipAnyCorruptedRecords" => Self::SkipAnyCorruptedRecords,
+            _ => return None,
+        })
+    }
+}
+
+/// What the newest OPTIONS file says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptionsFile {
+    /// The file read (`None`: the directory has none).
+    pub path: Option<PathBuf>,
+    /// `wal_dir` (`None` or empty: the DB directory).
+    pub wal_dir: Option<PathBuf>,
+    /// `wal_recovery_mode`.
+    pub wal_recovery_mode: WalRecoveryMode,
+    /// `num_levels` of each column family, by name.
+    pub num_levels: BTreeMap<String, u32>,
+}
+
+impl OptionsFile {
+    /// Reads the newest `OPTIONS-NNNNNN` in `dir` (none: the defaults).
+    pub fn read(dir: &Path) -> Result<Self, DbError> {
+        let mut newest: Option<(u64, PathBuf)> = None;
+        for entry in std::fs::read_dir(dir).map_err(|e| DbError::io(dir, &e))? {
+            let entry = entry.map_err(|e| DbError::io(dir, &e))?;
+            let name = entry.file_name();
+            let Some(n) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("OPTIONS-"))
+                .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            if newest.as_ref().is_none_or(|(m, _)| n > *m) {
+                newest = Some((n, entry.path()));
+            }
+        }
+        let Some((_, path)) = newest else {
+            return Ok(Self::default());
+        };
+        let data = super::read_regular_file(&path, MAX_OPTIONS_FILE)?;
+        Self::parse(&String::from_utf8_lossy(&data), &path)
+    }
+
+    /// Parses an OPTIONS file's text (`path` names it).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, DbError> {
+        let mut out = OptionsFile {
+            path: Some(path.to_path_buf()),
+            ..Self::default()
+        };
+        let mut section = String::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if line.starts_with('[') {
+                section = line.to_string();
+                continue;
+            }
+            let Some((name, value)) = line.split_once('=') else {
+                continue;
+            };
+            let (name, value) = (name.trim(), value.trim());
+            if section == "[DBOptions]" {
+                match name {
+                    "wal_dir" if !value.is_empty() => out.wal_dir = Some(PathBuf::from(value)),
+                    "wal_recovery_mode" => {
+                        out.wal_recovery_mode = WalRecoveryMode::parse(value).ok_or_else(|| {
+                            DbError::corrupt(
+                                &path.display().to_string(),
+                                format!("wal_recovery_mode={value}"),
+                            )
+                        })?
+                    }
+                    _ => {}
+                }
+            } else if let Some(cf) = section
+                .strip_prefix("[CFOptions \"")
+                .and_then(|s| s.strip_suffix("\"]"))
+            {
+                if name == "num_levels" {
+                    if let Ok(n) = value.parse::<u32>() {
+                        out.num_levels.insert(cf.to_string(), n);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Where a database's files are, when not all in its directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Where the WALs are (`None`: the OPTIONS file's `wal_dir`, else the
+    /// DB directory).
+    pub wal_dir: Option<PathBuf>,
+    /// The `db_paths` (or the column family's `cf_paths`) in order: a file
+    /// of path id `i` is in `db_paths[i]` (none given: path id 0 is the DB
+    /// directory, and a file of another path id is an error).
+    pub db_paths: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wal_dir_mode_and_levels_are_read() {
+        let text = "# comment\n[Version]\n  rocksdb_version=9.8.4\n[DBOptions]\n  wal_dir=/w/x\n  wal_recovery_mode=kAbsoluteConsistency\n[CFOptions \"default\"]\n  num_levels=5\n[CFOptions \"b\"]\n  num_levels=9\n";
+        let o = OptionsFile::parse(text, Path::new("OPTIONS-000007")).unwrap();
+        assert_eq!(o.wal_dir.as_deref(), Some(Path::new("/w/x")));
+        assert_eq!(o.wal_recovery_mode, WalRecoveryMode::AbsoluteConsistency);
+        assert_eq!(o.num_levels["default"], 5);
+        assert_eq!(o.num_levels["b"], 9);
+        let o = OptionsFile::parse("[DBOptions]\n  wal_dir=\n", Path::new("O")).unwrap();
+        assert_eq!(o.wal_dir, None);
+        assert!(OptionsFile::parse("[DBOptions]\nwal_recovery_mode=kNope\n", Path::new("O")).is_err());
+    }
+}
