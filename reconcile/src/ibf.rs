@@ -35,7 +35,7 @@
 
 use crate::hashing::{self, mix, positions, HASH_COUNT};
 use crate::Mismatch;
-use std::collections::HashMap;
+use std::collections::TryReserveError;
 
 /// The largest chunk a sketch may use.
 pub const MAX_CHUNK_BYTES: usize = 4096;
@@ -134,9 +134,6 @@ impl std::error::Error for DecodeError {}
 /// chunk bytes.
 type Element = (i32, u64, u64, Vec<u8>);
 
-/// Chunks peeled per key: (sign, key hash, key length) to the chunks by index.
-type Groups = HashMap<(i32, u64, u64), Vec<Option<Vec<u8>>>>;
-
 /// The element hash of chunk `meta` of the key with hash `h`.
 #[inline]
 fn element(h: u64, meta: u64) -> u64 {
@@ -154,18 +151,49 @@ impl Ibf {
     /// three, at least three, at most [`MAX_CELLS`]) whose keys are hashed
     /// with `seed` and stored in chunks of `chunk_bytes` bytes (1 to
     /// [`MAX_CHUNK_BYTES`]; clamped).
+    ///
+    /// Memory: [`Ibf::memory_bytes`] of these, up to 3.3 TB for the largest
+    /// shape; [`Ibf::try_new`] reports an allocation that fails.
     pub fn new(cells: usize, chunk_bytes: usize, seed: u64) -> Self {
-        let part = cells.clamp(1, MAX_CELLS).div_ceil(HASH_COUNT);
-        let cells = part * HASH_COUNT;
-        let chunk_bytes = chunk_bytes.clamp(1, MAX_CHUNK_BYTES);
-        let stride = HEADER_WORDS + chunk_bytes.div_ceil(8);
+        let (part, chunk_bytes, stride) = Self::shape(cells, chunk_bytes);
         Self {
             seed,
             chunk_bytes,
             part: part as u32,
             stride,
-            words: vec![0; cells * stride],
+            words: vec![0; part * HASH_COUNT * stride],
         }
+    }
+
+    /// As [`Ibf::new`], but an allocation that fails (for example under an
+    /// address-space limit) is an error, not an abort.
+    pub fn try_new(cells: usize, chunk_bytes: usize, seed: u64) -> Result<Self, TryReserveError> {
+        let (part, chunk_bytes, stride) = Self::shape(cells, chunk_bytes);
+        let n = part * HASH_COUNT * stride;
+        let mut words = Vec::new();
+        words.try_reserve_exact(n)?;
+        words.resize(n, 0);
+        Ok(Self {
+            seed,
+            chunk_bytes,
+            part: part as u32,
+            stride,
+            words,
+        })
+    }
+
+    /// Heap bytes of an IBF made with these arguments (rounded and clamped
+    /// as [`Ibf::new`] does): `cells × (32 + chunk_bytes rounded up to 8)`.
+    pub fn memory_bytes(cells: usize, chunk_bytes: usize) -> u64 {
+        let (part, _, stride) = Self::shape(cells, chunk_bytes);
+        (part * HASH_COUNT * stride * 8) as u64
+    }
+
+    /// Parts, chunk bytes and words per cell, as `new` rounds and clamps.
+    fn shape(cells: usize, chunk_bytes: usize) -> (usize, usize, usize) {
+        let part = cells.clamp(1, MAX_CELLS).div_ceil(HASH_COUNT);
+        let chunk_bytes = chunk_bytes.clamp(1, MAX_CHUNK_BYTES);
+        (part, chunk_bytes, HEADER_WORDS + chunk_bytes.div_ceil(8))
     }
 
     /// The number of cells.
@@ -366,23 +394,48 @@ impl Ibf {
     }
 
     /// Groups the peeled chunks into keys and checks each key's hash.
-    fn assemble(&self, elements: Vec<Element>) -> Result<Difference, DecodeError> {
-        let mut groups: Groups = HashMap::new();
-        for (sign, h, meta, chunk) in elements {
-            let (len, index) = (meta >> 32, (meta & 0xffff_ffff) as usize);
-            let n = chunk_count(len, self.chunk_bytes) as usize;
-            let slots = groups.entry((sign, h, len)).or_insert_with(|| vec![None; n]);
-            match slots.get_mut(index) {
-                Some(slot @ None) => *slot = Some(chunk),
-                Some(Some(_)) => return Err(DecodeError::Inconsistent("a key chunk appears twice")),
-                None => return Err(DecodeError::Inconsistent("a chunk index beyond its key")),
-            }
-        }
+    ///
+    /// Memory: the elements are sorted in place and each group's chunk
+    /// count is checked against its key length before the key is
+    /// assembled, so no allocation is sized by a length field alone: the
+    /// keys take at most the bytes of the peeled chunks (a hostile cell
+    /// claiming a 4 GiB key is an error, not a 4 GiB allocation).
+    fn assemble(&self, mut elements: Vec<Element>) -> Result<Difference, DecodeError> {
+        // By sign, key hash, key length, then chunk index.
+        elements.sort_unstable_by_key(|&(sign, h, meta, _)| (sign, h, meta >> 32, meta & 0xffff_ffff));
         let mut diff = Difference::default();
-        for ((sign, h, len), slots) in groups {
-            let mut key = Vec::with_capacity(len as usize);
-            for slot in slots {
-                key.extend(slot.ok_or(DecodeError::Inconsistent("a key with chunks missing"))?);
+        let mut rest = &elements[..];
+        while let Some(&(sign, h, meta, _)) = rest.first() {
+            let len = meta >> 32;
+            let group = rest
+                .iter()
+                .take_while(|&&(s, g, m, _)| s == sign && g == h && m >> 32 == len)
+                .count();
+            let (chunks, tail) = rest.split_at(group);
+            rest = tail;
+            let n = chunk_count(len, self.chunk_bytes);
+            if (group as u64) < n {
+                return Err(DecodeError::Inconsistent("a key with chunks missing"));
+            }
+            if (group as u64) > n {
+                // Sorted by index: a repeat or an index beyond the key.
+                return Err(if chunks.last().is_some_and(|c| c.2 & 0xffff_ffff >= n) {
+                    DecodeError::Inconsistent("a chunk index beyond its key")
+                } else {
+                    DecodeError::Inconsistent("a key chunk appears twice")
+                });
+            }
+            // `group == n` chunks: they must be indexes 0..n in order.
+            if chunks
+                .iter()
+                .enumerate()
+                .any(|(i, c)| c.2 & 0xffff_ffff != i as u64)
+            {
+                return Err(DecodeError::Inconsistent("a key chunk appears twice"));
+            }
+            let mut key = Vec::with_capacity(chunks.iter().map(|c| c.3.len()).sum());
+            for c in chunks {
+                key.extend_from_slice(&c.3);
             }
             if key.len() as u64 != len || hashing::key_hash(&key, self.seed) != h {
                 return Err(DecodeError::Inconsistent("a decoded key does not match its hash"));
@@ -418,9 +471,9 @@ impl Ibf {
     /// [`MAX_CELLS`]) and `chunk_bytes`-byte chunks (1 to
     /// [`MAX_CHUNK_BYTES`]), to be filled by [`Ibf::set_cell`] (shape
     /// checked by the caller).
-    pub(crate) fn with_shape(seed: u64, cells: usize, chunk_bytes: usize) -> Self {
+    pub(crate) fn with_shape(seed: u64, cells: usize, chunk_bytes: usize) -> Result<Self, TryReserveError> {
         debug_assert!(cells.is_multiple_of(HASH_COUNT) && (1..=MAX_CHUNK_BYTES).contains(&chunk_bytes));
-        Self::new(cells, chunk_bytes, seed)
+        Self::try_new(cells, chunk_bytes, seed)
     }
 
     /// Sets cell `i` from its serialised fields; `chunk` is `chunk_bytes`

@@ -107,12 +107,18 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, Error> {
     Ok(data)
 }
 
-/// Refuses two inputs that are both standard input.
+/// Refuses two inputs that are both standard input (`ribbon query`).
 pub fn at_most_one_stdin(paths: &[&Path]) -> Result<(), Error> {
+    at_most_one_stdin_for(paths, "query")
+}
+
+/// Refuses two inputs that are both standard input; the error points to
+/// `ribbon COMMAND --help`.
+pub fn at_most_one_stdin_for(paths: &[&Path], command: &str) -> Result<(), Error> {
     if paths.iter().filter(|p| **p == Path::new("-")).count() > 1 {
-        return Err(Error::usage(
-            "only one input can be standard input ('-') (try 'ribbon query --help')",
-        ));
+        return Err(Error::usage(format!(
+            "only one input can be standard input ('-') (try 'ribbon {command} --help')"
+        )));
     }
     Ok(())
 }

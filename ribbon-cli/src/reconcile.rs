@@ -21,6 +21,9 @@ B.sketch` prints the estimated difference and the cells to use. 2. each side ske
 they exchange those; `ribbon reconcile diff A.sketch B.sketch` lists the keys. Both sides must use the same \
 --cells, --chunk-bytes and --seed.";
 
+/// `sketch --max-memory`'s default, 1 GiB.
+const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+
 /// `ribbon reconcile ...`.
 #[derive(Debug, Subcommand)]
 pub enum ReconcileCommand {
@@ -82,6 +85,9 @@ pub struct SketchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 32,
           value_parser = clap::value_parser!(u64).range(1..=(ribbon_reconcile::ibf::MAX_CHUNK_BYTES as u64)))]
     pub chunk_bytes: u64,
+    /// Most memory the sketch may take, e.g. 4G (a sketch takes cells x (32 + BYTES rounded up to 8) bytes; refused above it)
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::big::memory::parse_size)]
+    pub max_memory: u64,
     /// Key hash seed (both sides must use the same; a secret one keeps crafted keys from colliding)
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
@@ -158,12 +164,24 @@ pub fn sketch_source(args: &SketchArgs, sketch: &mut Sketch) -> Result<String, E
 }
 
 fn sketch(args: &SketchArgs) -> Result<(), Error> {
-    let mut s = Sketch::new(SketchParams {
+    let params = SketchParams {
         seed: args.seed,
         cells: args.cells as usize,
         chunk_bytes: args.chunk_bytes as usize,
         ..SketchParams::default()
-    });
+    };
+    let need = params.memory_bytes();
+    if need > args.max_memory {
+        return Err(Error::failed(format!(
+            "a sketch of {} cells of {} bytes takes {} MiB, over --max-memory {} MiB: \
+             raise --max-memory (both sides need that much) or use fewer --cells",
+            args.cells,
+            args.chunk_bytes,
+            need.div_ceil(1 << 20),
+            args.max_memory >> 20
+        )));
+    }
+    let mut s = Sketch::try_new(params).map_err(|e| Error::failed(e.to_string()))?;
     let what = sketch_source(args, &mut s)?;
     let bytes = s.to_bytes();
     write_file(&args.out, &bytes)?;
@@ -182,7 +200,7 @@ fn read_sketch(path: &Path) -> Result<Sketch, Error> {
 }
 
 fn diff(a: &Path, b: &Path, hex: bool) -> Result<(), Error> {
-    crate::input::at_most_one_stdin(&[a, b])?;
+    crate::input::at_most_one_stdin_for(&[a, b], "reconcile diff")?;
     let (sa, sb) = (read_sketch(a)?, read_sketch(b)?);
     let d = sa.diff(&sb).map_err(|e| Error::failed(e.to_string()))?;
     let mut out = Stdout::new();
@@ -214,17 +232,29 @@ fn printable(key: &[u8]) -> Option<String> {
 }
 
 fn estimate(a: &Path, b: &Path) -> Result<(), Error> {
-    crate::input::at_most_one_stdin(&[a, b])?;
+    crate::input::at_most_one_stdin_for(&[a, b], "reconcile estimate")?;
     let (sa, sb) = (read_sketch(a)?, read_sketch(b)?);
     let e = sa
         .estimate_difference(&sb)
         .map_err(|e| Error::failed(e.to_string()))?;
     let mut out = Stdout::new();
     out.line(&format!("estimated difference: {e} keys"))?;
-    out.line(&format!(
-        "sketch both sides with: --cells {}",
-        recommended_cells(e)
-    ))?;
+    let cells = recommended_cells(e);
+    out.line(&format!("sketch both sides with: --cells {cells}"))?;
+    let need = SketchParams {
+        cells,
+        chunk_bytes: sa.params().chunk_bytes,
+        ..SketchParams::default()
+    }
+    .memory_bytes();
+    if need > DEFAULT_MAX_MEMORY {
+        out.line(&format!(
+            "(such a sketch takes {} MiB on each side, over the default --max-memory of {} MiB: pass --max-memory {}M if the estimate is to be trusted)",
+            need.div_ceil(1 << 20),
+            DEFAULT_MAX_MEMORY >> 20,
+            need.div_ceil(1 << 20)
+        ))?;
+    }
     out.finish()
 }
 

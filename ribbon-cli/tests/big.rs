@@ -379,7 +379,16 @@ fn misplaced_shards_damaged_bodies_and_absurd_key_counts_are_refused() {
     a.extend(common);
     ok(&a);
     let work3 = dir.path().join("w3");
-    let mut a = vec!["big", "build", "--out", s(&out), "--shard-bits", "3", "--stop-after", "bucketing"];
+    let mut a = vec![
+        "big",
+        "build",
+        "--out",
+        s(&out),
+        "--shard-bits",
+        "3",
+        "--stop-after",
+        "bucketing",
+    ];
     a.extend(common);
     *a.last_mut().unwrap() = s(&work3);
     ok(&a);

@@ -128,3 +128,111 @@ fn sst_files_sketch_their_keys() {
     let e = err(&["db", "query", tmp.path().to_str().unwrap(), "--keys", &empty]);
     assert!(e.contains("CURRENT"), "{e}");
 }
+
+#[path = "../../sst/tests/support/child.rs"]
+#[allow(dead_code)]
+mod child;
+
+/// A sketch of `a.sketch`'s shape (3 cells of 1-byte chunks) whose cells
+/// all hold one element that claims a key of 2^32 - 1 bytes: pure cells
+/// that peel, then a key of 4 GiB to assemble from one chunk.
+fn forged_sketch(honest: &[u8]) -> Vec<u8> {
+    let cells = 3;
+    let w = 1;
+    let mut bytes = honest.to_vec();
+    let body_end = bytes.len() - 8;
+    let ibf_at = body_end - cells * (28 + w);
+    let h = 0x0123_4567_89ab_cdefu64;
+    let meta = 0xffff_ffffu64 << 32;
+    // hashing::ELEMENT and the element hash of `ibf.rs`.
+    let check = ribbon_reconcile::hashing::mix(h ^ meta.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    for c in 0..cells {
+        let at = ibf_at + c * (28 + w);
+        bytes[at..at + 4].copy_from_slice(&1i32.to_le_bytes());
+        bytes[at + 4..at + 12].copy_from_slice(&h.to_le_bytes());
+        bytes[at + 12..at + 20].copy_from_slice(&meta.to_le_bytes());
+        bytes[at + 20..at + 28].copy_from_slice(&check.to_le_bytes());
+        bytes[at + 28] = 0x41;
+    }
+    let sum = ribbon_reconcile::hashing::key_hash(&bytes[..body_end], 0);
+    bytes[body_end..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
+/// Issue 31: `sketch --cells 805306368` (the CLI's maximum, and what
+/// `estimate` recommends for a forged estimate) allocated 51.5 GB, 3.3 TB
+/// with `--chunk-bytes 4096`; a forged 3-cell sketch made `diff` allocate
+/// 103 GB; `diff - -` pointed to `ribbon query --help`. Under a 1 GiB
+/// address-space limit and 10 s of CPU: one-line errors, saying what to do.
+#[test]
+fn sketch_sizes_and_forged_sketches_stay_within_memory() {
+    child::run_limited(
+        "sketch_sizes_and_forged_sketches_stay_within_memory",
+        child::Limits {
+            memory_kib: 1 << 20,
+            time: std::time::Duration::from_secs(10),
+        },
+        || {
+            let dir = tempfile::tempdir().unwrap();
+            let keys = write_keys(dir.path(), "k.txt", (0..100).map(|i| format!("k{i}")));
+            let out = dir.path().join("s.sketch").display().to_string();
+            for chunk in ["32", "4096"] {
+                let e = err(&[
+                    "reconcile",
+                    "sketch",
+                    &keys,
+                    "--out",
+                    &out,
+                    "--cells",
+                    "805306368",
+                    "--chunk-bytes",
+                    chunk,
+                ]);
+                assert!(
+                    e.contains("over --max-memory 1024 MiB") && e.contains("raise --max-memory"),
+                    "{e}"
+                );
+            }
+            // Within --max-memory but beyond what the process may map: the
+            // allocation fails as an error, not an abort.
+            let e = err(&[
+                "reconcile",
+                "sketch",
+                &keys,
+                "--out",
+                &out,
+                "--cells",
+                "60000000",
+                "--max-memory",
+                "8G",
+            ]);
+            assert!(e.contains("cannot allocate a sketch of 60000000 cells"), "{e}");
+            assert!(!Path::new(&out).exists());
+            // What estimate recommends for a forged estimate says what it costs.
+            let empty = write_keys(dir.path(), "none.txt", std::iter::empty());
+            ok(&[
+                "reconcile",
+                "sketch",
+                &empty,
+                "--out",
+                &out,
+                "--cells",
+                "3",
+                "--chunk-bytes",
+                "1",
+            ]);
+            let honest = std::fs::read(&out).unwrap();
+            let forged = dir.path().join("forged.sketch");
+            std::fs::write(&forged, forged_sketch(&honest)).unwrap();
+            let e = err(&["reconcile", "diff", &out, forged.to_str().unwrap()]);
+            assert!(
+                e.contains("do not decode to a set difference: a key with chunks missing"),
+                "{e}"
+            );
+            let o = ribbon(&["reconcile", "diff", "-", "-"]);
+            assert_eq!(o.status.code(), Some(2));
+            let e = String::from_utf8(o.stderr).unwrap();
+            assert!(e.contains("try 'ribbon reconcile diff --help'"), "{e}");
+        },
+    );
+}

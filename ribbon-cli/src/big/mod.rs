@@ -7,7 +7,7 @@ mod bench;
 mod build;
 mod gen;
 mod keys;
-mod memory;
+pub(crate) mod memory;
 
 use crate::error::{read_error, shown, Error};
 use crate::output::{to_json, Stdout};
