@@ -10,6 +10,10 @@ cargo fmt --all -- --check
 cargo fmt --manifest-path examples/outside/Cargo.toml -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 
+echo "== module layering: no import cycles, ribbon's rooms one way (scripts/check-modules.py)"
+python3 scripts/check-modules.py --self-test
+python3 scripts/check-modules.py
+
 echo "== the pure-Rust crates compile no C/C++"
 cpp_deps=$(cargo tree -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli -e normal,build --prefix none \
   | grep -E '^(cc|cxx|cxx-build|librocksdb-sys|bindgen|zstd-sys|lz4-sys|libz-sys|snappy-sys) ' || true)

@@ -8,7 +8,7 @@
 //! `tests/bridge_round_trip.rs`.)
 
 use ribbon::plugin::balanced_policy::{BalancedBuilder, BalancedPolicy, COMPATIBILITY_NAME};
-use ribbon::rocksdb::format::Family;
+use ribbon::plugin::Family;
 use ribbon::rocksdb::policy::{BuildContext, CompactionStyle, CreationReason};
 use ribbon_compat::harness::{NativeBuilder, NativeReader, Reason};
 use rocksdb::statistics::Ticker;

@@ -7,9 +7,9 @@ use crate::error::Error;
 use crate::input::Keys;
 use crate::output::{note, write_file};
 use crate::progress;
+use ribbon::core::hash::get_slice_hash64;
 use ribbon::rocksdb::builder::FilterBuilder;
 use ribbon::rocksdb::format::{FilterDescription, FilterReader};
-use ribbon::core::hash::get_slice_hash64;
 use ribbon::rocksdb::policy::{BuildContext, CompactionStyle, FilterKind, FilterPolicy, PolicyKind};
 use ribbon::rocksdb::standard128;
 

@@ -11,6 +11,7 @@ use crate::error::{shown, Error};
 use crate::input::{at_most_one_stdin, read_all, Keys};
 use crate::output::{to_json, write_answers_by_chunk, Stdout};
 use crate::standalone;
+use ribbon::plugin::table_filter::{Description, TableFilter};
 use ribbon::rocksdb::format::FilterReader;
 use ribbon::standalone::{file::has_magic, RibbonRef};
 use ribbon_sst::footer::{
@@ -22,8 +23,9 @@ use std::path::Path;
 
 /// A filter file, read.
 pub enum FilterFile<'a> {
-    /// A RocksDB filter block.
-    RocksDb(FilterReader<'a>),
+    /// A RocksDB filter block (of RocksDB's built-in family, or of
+    /// `rust.BalancedRibbon`).
+    RocksDb(TableFilter<'a>),
     /// A standalone Ribbon filter file (boxed: a Balanced filter's level
     /// table makes the view a few hundred bytes).
     Standalone(Box<RibbonRef<'a>>),
@@ -59,11 +61,11 @@ pub fn load<'a>(path: &Path, bytes: &'a [u8]) -> Result<FilterFile<'a>, Error> {
     // dump-filter` writes it): checked whole, checksum included.
     if let Some(parsed) = ribbon::plugin::balanced_policy::parse_block(bytes, true) {
         return parsed
-            .map(|f| FilterFile::RocksDb(FilterReader::BalancedRibbon(Box::new(f))))
+            .map(|f| FilterFile::RocksDb(TableFilter::BalancedRibbon(Box::new(f))))
             .map_err(|e| Error::failed(format!("{name}: rust.BalancedRibbon filter block: {e}")));
     }
     FilterReader::parse(bytes)
-        .map(FilterFile::RocksDb)
+        .map(|r| FilterFile::RocksDb(r.into()))
         .map_err(|e| Error::failed(format!("{name}: {e}")))
 }
 
@@ -109,85 +111,24 @@ pub fn info(args: &InfoArgs) -> Result<(), Error> {
     out.finish()
 }
 
-/// `ribbon info --json` for a RocksDB filter block.
+/// `ribbon info --json` for a RocksDB filter block: its format, its size,
+/// and its description as the library serializes it (`kind` and the
+/// kind's fields).
 #[derive(Debug, Serialize)]
 struct RocksDbFilterInfo {
     format: &'static str,
-    /// FilterDescription's kind name.
-    kind: &'static str,
     /// Bytes of the whole block, trailer included.
     bytes: usize,
-    /// Bytes of bit array or solution, trailer excluded.
-    data_bytes: Option<usize>,
-    num_probes: Option<i32>,
-    num_lines: Option<u32>,
-    seed: Option<u32>,
-    num_blocks: Option<u32>,
-    upper_num_columns: Option<u32>,
-    upper_start_block: Option<u32>,
-    /// Ribbon only: the FP rate its layout gives (Bloom needs the key count).
-    expected_fp_rate: Option<f64>,
+    #[serde(flatten)]
+    description: Description,
 }
 
 impl RocksDbFilterInfo {
-    fn new(r: &FilterReader<'_>, bytes: usize) -> Self {
-        use ribbon::rocksdb::format::FilterDescription as D;
-        let d = r.describe();
-        let mut info = RocksDbFilterInfo {
+    fn new(r: &TableFilter<'_>, bytes: usize) -> Self {
+        RocksDbFilterInfo {
             format: "rocksdb",
-            kind: d.kind_name(),
             bytes,
-            data_bytes: None,
-            num_probes: None,
-            num_lines: None,
-            seed: None,
-            num_blocks: None,
-            upper_num_columns: None,
-            upper_start_block: None,
-            expected_fp_rate: None,
-        };
-        match d {
-            D::AlwaysFalse | D::AlwaysTrue => {}
-            D::FastLocalBloom {
-                data_bytes,
-                num_probes,
-            } => {
-                info.data_bytes = Some(data_bytes);
-                info.num_probes = Some(num_probes);
-            }
-            D::LegacyBloom {
-                data_bytes,
-                num_probes,
-                num_lines,
-            } => {
-                info.data_bytes = Some(data_bytes);
-                info.num_probes = Some(num_probes);
-                info.num_lines = Some(num_lines);
-            }
-            D::Standard128Ribbon {
-                data_bytes,
-                seed,
-                num_blocks,
-                upper_num_columns,
-                upper_start_block,
-                expected_fp_rate,
-            } => {
-                info.data_bytes = Some(data_bytes);
-                info.seed = Some(seed);
-                info.num_blocks = Some(num_blocks);
-                info.upper_num_columns = Some(upper_num_columns);
-                info.upper_start_block = Some(upper_start_block);
-                info.expected_fp_rate = Some(expected_fp_rate).filter(|f| f.is_finite());
-            }
-            D::BalancedRibbon {
-                data_bytes,
-                expected_fp_rate,
-                ..
-            } => {
-                info.data_bytes = Some(data_bytes);
-                info.expected_fp_rate = Some(expected_fp_rate).filter(|f| f.is_finite());
-            }
+            description: r.describe(),
         }
-        info
     }
 }

@@ -10,8 +10,8 @@ use crate::input::{read_all, Keys};
 use crate::output::{note, write_file};
 use crate::progress;
 use ribbon::core::config::ConstructionFailureChance;
-use ribbon::rocksdb::format::FilterReader;
 use ribbon::core::hash::get_slice_hash64;
+use ribbon::rocksdb::format::FilterReader;
 use ribbon::standalone::{self as sa, Config, Mode, Precision, Ribbon, RibbonRef};
 use serde::Serialize;
 

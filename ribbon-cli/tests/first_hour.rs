@@ -342,7 +342,12 @@ fn crlf_keys_are_the_same_keys_and_hex_stays_exact() {
     assert_ne!(std::fs::read(&h).unwrap(), std::fs::read(&p).unwrap());
     let lib = |key: &[u8]| {
         let policy: ribbon::rocksdb::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
-        ribbon::rocksdb::builder::build_filter(&policy, &ribbon::rocksdb::policy::BuildContext::default(), &[key]).unwrap()
+        ribbon::rocksdb::builder::build_filter(
+            &policy,
+            &ribbon::rocksdb::policy::BuildContext::default(),
+            &[key],
+        )
+        .unwrap()
     };
     assert_eq!(std::fs::read(&h).unwrap(), lib(b"a\r"));
     assert_eq!(std::fs::read(&p).unwrap(), lib(b"a"));

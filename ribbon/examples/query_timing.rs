@@ -4,9 +4,9 @@
 //! query, single (`may_match_hash`) and batched (`may_match_many_hashes`), for a
 //! filter that fits in cache and one that does not.
 
+use ribbon::core::hash::split_mix64;
 use ribbon::rocksdb::builder::FilterBuilder;
 use ribbon::rocksdb::format::FilterReader;
-use ribbon::core::hash::split_mix64;
 use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 use std::hint::black_box;
 use std::time::Instant;
@@ -16,7 +16,7 @@ fn build(policy: &str, n: usize, seed: u64) -> Vec<u8> {
     let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(7)).expect("builder");
     let mut s = seed;
     for _ in 0..n {
-        b.add_key_hash(split_mix64(&mut s));
+        b.add_key_hash(split_mix64(&mut s)).expect("a Ribbon builder takes key hashes");
     }
     b.finish()
 }

@@ -72,7 +72,8 @@ pub mod standalone;
 #[doc(hidden)]
 pub mod test_support;
 
+pub use plugin::table_filter::{Family, TableFilter};
 pub use rocksdb::builder::{build_filter, FilterBuilder};
-pub use rocksdb::format::{Family, FilterDescription, FilterReader, NotAFilter};
+pub use rocksdb::format::{FilterDescription, FilterReader, NotAFilter};
 pub use rocksdb::policy::{BuildContext, FilterPolicy};
 pub use standalone::{Config, Ribbon, RibbonRef};

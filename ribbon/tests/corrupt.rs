@@ -18,7 +18,10 @@ fn query_all(filter: &[u8], keys: &[Vec<u8>]) -> usize {
     assert_eq!(batch.len(), keys.len());
     // The hash query answers as the key query wherever the format hashes
     // keys with GetSliceHash64 (legacy Bloom answers "may match").
-    let hashes: Vec<u64> = keys.iter().map(|k| ribbon::core::hash::get_slice_hash64(k)).collect();
+    let hashes: Vec<u64> = keys
+        .iter()
+        .map(|k| ribbon::core::hash::get_slice_hash64(k))
+        .collect();
     let by_hash = reader.may_match_many_hashes(&hashes);
     for (i, (&h, &b)) in hashes.iter().zip(&by_hash).enumerate() {
         assert_eq!(

@@ -3,8 +3,8 @@
 //! first-coefficient-always-one, smash and homogeneous.
 
 use ribbon::core::alg::{simple_back_subst, Banding, CoeffRow, RibbonSettings};
-use ribbon::core::solution::InterleavedLayout;
 use ribbon::core::hasher::Hasher;
+use ribbon::core::solution::InterleavedLayout;
 use ribbon::test_support::keys::Rng;
 
 /// Dense Gaussian elimination: rows are (coefficient bits over all slots,

@@ -2,10 +2,10 @@
 //! `src/bin/golden.rs` at the workspace root for the command that
 //! regenerates them): the pure-Rust crate reproduces them with no C++.
 
-use ribbon::rocksdb::builder::FilterBuilder;
 use ribbon::core::config::{self, ConstructionFailureChance};
-use ribbon::rocksdb::format::FilterReader;
 use ribbon::core::hash::{bloom_hash, hash64};
+use ribbon::rocksdb::builder::FilterBuilder;
+use ribbon::rocksdb::format::FilterReader;
 use ribbon::rocksdb::policy::{BuildContext, CompactionStyle, CreationReason, FilterPolicy};
 use ribbon::test_support::keys::{match_summary, member_keys, non_member_keys, KeyKind, Rng};
 

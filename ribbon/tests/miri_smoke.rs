@@ -5,14 +5,14 @@
 //! truncated blocks, and the FastLocalBloom kernels against each other.
 //! Under plain `cargo test` it is one more quick test.
 
+use ribbon::core::hash::get_slice_hash64;
 use ribbon::rocksdb::bloom::fast_local::{self, BloomKernel};
 use ribbon::rocksdb::builder::FilterBuilder;
 use ribbon::rocksdb::format::FilterReader;
-use ribbon::core::hash::get_slice_hash64;
 use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
+use ribbon::rocksdb::trailer::Parsed;
 use ribbon::standalone::{Config, Mode, Ribbon, RibbonRef};
 use ribbon::test_support::keys::Rng;
-use ribbon::rocksdb::trailer::Parsed;
 
 /// Keys per Ribbon filter: enough (over 1024 slots) that Ribbon does not
 /// fall back to Bloom.

@@ -14,12 +14,13 @@
 //! protocol for its own builders ([`custom::Construction`]), which this
 //! format does not follow.
 
-use crate::builtin::{
-    parse_bloom_before_level, BuiltinReader, BLOOM_BEFORE_LEVEL, FILTERS_BUILT, READERS_CREATED,
-};
+use crate::bloom_before_level::{self, BLOOM_BEFORE_LEVEL};
+use crate::counters::FILTERS_BUILT;
 use crate::custom::{self, Builder, FilterBlock, Policy, Reader};
+use crate::family_reader::FamilyReader;
 use ribbon::plugin::balanced_policy::{BalancedBuilder, BalancedPolicy, COMPATIBILITY_NAME, NAME};
-use ribbon::rocksdb::format::{Family, ALWAYS_TRUE_FILTER};
+use ribbon::plugin::Family;
+use ribbon::rocksdb::format::ALWAYS_TRUE_FILTER;
 use ribbon::rocksdb::policy::BuildContext;
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::Arc;
@@ -70,8 +71,7 @@ impl Policy for LivePolicy {
         )?)))
     }
     fn reader(&self, filter: FilterBlock) -> Box<dyn Reader> {
-        READERS_CREATED.fetch_add(1, Relaxed);
-        Box::new(BuiltinReader::new(filter, Family::BalancedRibbon))
+        Box::new(FamilyReader::new(filter, Family::BalancedRibbon))
     }
     fn always_true_filter(&self) -> Vec<u8> {
         // RocksDB's own, which every reader of the family reads as "may
@@ -86,7 +86,7 @@ impl Policy for LivePolicy {
             return Err(format!("{} has no option {name:?}", self.id()));
         }
         self.bloom_before_level
-            .store(parse_bloom_before_level(value)?, Relaxed);
+            .store(bloom_before_level::parse(value)?, Relaxed);
         Ok(())
     }
     fn option(&self, name: &str) -> Option<String> {

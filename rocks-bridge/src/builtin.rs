@@ -4,29 +4,17 @@
 //! family name, so files written by either side are read by the other, and
 //! they follow RocksDB's construction protocol ([`custom::Construction`]).
 
+use crate::bloom_before_level::{self, BLOOM_BEFORE_LEVEL};
+use crate::counters::FILTERS_BUILT;
 use crate::custom::{self, Builder, Construction, FilterBlock, Finished, Policy, Reader};
+use crate::family_reader::FamilyReader;
+use ribbon::plugin::Family;
 use ribbon::rocksdb::builder::FilterBuilder;
-use ribbon::rocksdb::format::{Family, FilterReader, ALWAYS_TRUE_FILTER};
+use ribbon::rocksdb::format::{FilterReader, ALWAYS_TRUE_FILTER};
 use ribbon::rocksdb::policy::{self, BuildContext, FilterPolicy, PolicyKind, Provider};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-
-/// Filters finished by Rust builders (see [`crate::Counters`]).
-pub(crate) static FILTERS_BUILT: AtomicU64 = AtomicU64::new(0);
-/// Rust readers created for RocksDB.
-pub(crate) static READERS_CREATED: AtomicU64 = AtomicU64::new(0);
-
-/// The Ribbon policies' mutable setting, as RocksDB's `ribbonfilter` names it.
-pub(crate) const BLOOM_BEFORE_LEVEL: &str = "bloom_before_level";
-
-/// A `bloom_before_level` value as `SetOptions` gives it.
-pub(crate) fn parse_bloom_before_level(value: &str) -> Result<i32, String> {
-    value
-        .trim()
-        .parse::<i32>()
-        .map_err(|_| format!("{BLOOM_BEFORE_LEVEL} must be an integer, not {value:?}"))
-}
 
 /// Registers both ids in the policy registry (once per process).
 pub(crate) fn register() {
@@ -40,7 +28,6 @@ pub(crate) fn register() {
         });
         custom::register_builtin(name, factory).expect("registered once");
     }
-    crate::balanced::register();
 }
 
 /// The filter policy of a Rust policy id (its canonical id is its `id()`): the
@@ -100,8 +87,7 @@ impl Policy for BuiltinPolicy {
         }))
     }
     fn reader(&self, filter: FilterBlock) -> Box<dyn Reader> {
-        READERS_CREATED.fetch_add(1, Relaxed);
-        Box::new(BuiltinReader::new(filter, Family::Builtin))
+        Box::new(FamilyReader::new(filter, Family::Builtin))
     }
     fn always_true_filter(&self) -> Vec<u8> {
         ALWAYS_TRUE_FILTER.to_vec()
@@ -118,7 +104,7 @@ impl Policy for BuiltinPolicy {
             return Err(format!("{} has no option {name:?}", self.id()));
         }
         self.bloom_before_level
-            .store(parse_bloom_before_level(value)?, Relaxed);
+            .store(bloom_before_level::parse(value)?, Relaxed);
         Ok(())
     }
     fn option(&self, name: &str) -> Option<String> {
@@ -224,7 +210,9 @@ impl Construction for BuiltinBuilder {
             if let (Some(first), true) = (first, CORRUPT_HASH_ENTRIES.with(Cell::get)) {
                 // An entry the checksum never saw: RocksDB's test flips bit 0
                 // of the first entry in place.
-                self.inner.add_key_hash(first ^ 1);
+                // A first entry exists: this builder takes 64-bit hashes.
+                let added = self.inner.add_key_hash(first ^ 1);
+                debug_assert!(added.is_ok());
             }
             self.kept = self.inner.hash_entries().to_vec();
             entries_intact = self.kept.iter().fold(0, |x, h| x ^ h) == self.checksum;
@@ -239,7 +227,8 @@ impl Construction for BuiltinBuilder {
         } else {
             self.inner.finish()
         };
-        let banded = ribbon::rocksdb::trailer::marker(&filter) == Some(ribbon::rocksdb::trailer::Marker::Standard128Ribbon);
+        let banded = ribbon::rocksdb::trailer::marker(&filter)
+            == Some(ribbon::rocksdb::trailer::Marker::Standard128Ribbon);
         Finished {
             filter,
             banded,
@@ -250,40 +239,5 @@ impl Construction for BuiltinBuilder {
         let kept = std::mem::take(&mut self.kept);
         let reader = FilterReader::new(filter);
         kept.iter().all(|&h| reader.may_match_hash(h))
-    }
-}
-
-/// A reader of any filter block of a family the `ribbon` crate reads
-/// (RocksDB's built-in formats; `rust.BalancedRibbon`'s), parsed once.
-/// `reader` borrows `block`'s bytes; it is declared first, so it is dropped
-/// first.
-pub(crate) struct BuiltinReader {
-    reader: FilterReader<'static>,
-    _block: FilterBlock,
-}
-
-impl BuiltinReader {
-    pub(crate) fn new(block: FilterBlock, family: Family) -> Self {
-        // SAFETY: the bytes behind `block` do not move when `block` does (they
-        // are RocksDB's block or a boxed slice) and live as long as `block`,
-        // which this struct owns and drops after `reader`, so the borrow never
-        // outlives them.
-        let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(block.as_ptr(), block.len()) };
-        Self {
-            reader: FilterReader::in_family(family, bytes),
-            _block: block,
-        }
-    }
-}
-
-impl Reader for BuiltinReader {
-    fn may_match(&self, key: &[u8]) -> bool {
-        self.reader.may_match(key)
-    }
-    fn may_match_many(&self, keys: &[&[u8]], out: &mut [bool]) {
-        // Keys and answers of the same length (C++'s batch); hashes on the
-        // stack.
-        let n = keys.len().min(out.len());
-        self.reader.may_match_many_into(&keys[..n], &mut out[..n]);
     }
 }

@@ -105,17 +105,13 @@ pub(crate) mod bridge {
         );
     }
 
-    // C++ functions, called from Rust.
+    // RocksDB's type, checked against the shared enum above (the C++
+    // functions Rust calls are in `crate::rocksdb_ffi`).
     unsafe extern "C++" {
-        include!("cpp/rust_filter_policy.h");
         include!("rocksdb/types.h");
 
         #[namespace = "rocksdb"]
         type TableFileCreationReason;
-
-        fn register_policy_name(name: &str);
-        fn set_table_filter_policy(options_address: usize, id: &str) -> Result<()>;
-        fn table_filter_policy_id(options_address: usize) -> String;
     }
 }
 

@@ -41,9 +41,13 @@
 
 #![warn(missing_docs)]
 mod balanced;
+mod bloom_before_level;
 mod builtin;
+mod counters;
 pub mod custom;
+mod family_reader;
 mod ffi;
+mod rocksdb_ffi;
 
 /// RocksDB's `TableFileCreationReason`, declared once for every cxx bridge
 /// in the workspace and checked against RocksDB's header at compile time.
@@ -70,7 +74,10 @@ impl std::error::Error for Error {}
 /// [`custom::register_policy`] call it for you).
 pub fn register() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(builtin::register);
+    ONCE.call_once(|| {
+        builtin::register();
+        balanced::register();
+    });
 }
 
 /// Sets the filter policy of `opts`' block-based table factory to `policy`,
@@ -88,7 +95,7 @@ pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<(), Error> 
     // mutably, so nothing else touches the `rocksdb_options_t` it owns; the
     // C++ side only replaces the table factory's filter policy.
     let address = unsafe { opts.as_raw_ptr() } as usize;
-    ffi::bridge::set_table_filter_policy(address, policy).map_err(|e| Error(e.what().to_string()))
+    rocksdb_ffi::bridge::set_table_filter_policy(address, policy).map_err(|e| Error(e.what().to_string()))
 }
 
 /// The id of the filter policy configured in `opts` (as RocksDB writes it
@@ -96,7 +103,7 @@ pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<(), Error> 
 pub fn filter_policy_id(opts: &Options) -> Option<String> {
     // SAFETY: as in `set_filter_policy`; the C++ side only reads.
     let address = unsafe { opts.as_raw_ptr() } as usize;
-    let id = ffi::bridge::table_filter_policy_id(address);
+    let id = rocksdb_ffi::bridge::table_filter_policy_id(address);
     (!id.is_empty()).then_some(id)
 }
 
@@ -125,8 +132,8 @@ pub struct Counters {
 pub fn counters() -> Counters {
     use std::sync::atomic::Ordering::Relaxed;
     Counters {
-        filters_built: builtin::FILTERS_BUILT.load(Relaxed),
-        readers_created: builtin::READERS_CREATED.load(Relaxed),
+        filters_built: counters::FILTERS_BUILT.load(Relaxed),
+        readers_created: counters::READERS_CREATED.load(Relaxed),
     }
 }
 

@@ -154,6 +154,6 @@ pub fn verify_trailer(
         handle.offset,
         covered,
         fixed32(sum),
-        block,
     )
+    .map_err(|m| Error::checksum_mismatch(block, handle.offset, m))
 }

@@ -32,8 +32,11 @@
 //! shared keys (a key copied once per entry: quadratic) or very
 //! compressible index blocks, and gets [`Error::BudgetExceeded`].
 
-use crate::compression::MAX_BLOCK_LEN;
 use crate::error::{BlockKind, Error};
+
+/// The largest uncompressed block this reader accepts (256 MiB): every
+/// decompressor stops there ([`crate::compression`]).
+pub const MAX_BLOCK_LEN: u64 = 256 << 20;
 
 /// The budget every file gets besides its per-byte share: room for one
 /// block of the largest size this reader decompresses.

@@ -6,7 +6,6 @@
 //! `table/block_based/reader_common.cc` (`VerifyBlockChecksum`) and
 //! `util/crc32c.h` (`Mask`).
 
-use crate::error::{BlockKind, Error};
 use core::fmt;
 
 /// The checksum type byte of the footer (`ChecksumType` in
@@ -128,11 +127,10 @@ pub fn verify(
     offset: u64,
     covered: &[u8],
     stored: u32,
-    block: &BlockKind,
-) -> Result<(), Error> {
+) -> Result<(), Mismatch> {
     #[cfg(fuzzing)]
     {
-        let _ = (kind, base, offset, covered, stored, block);
+        let _ = (kind, base, offset, covered, stored);
         Ok(())
     }
     #[cfg(not(fuzzing))]
@@ -150,14 +148,25 @@ pub fn verify(
                 v
             }
         };
-        Err(Error::ChecksumMismatch {
-            block: block.clone(),
-            offset,
+        Err(Mismatch {
             checksum_type: kind,
             stored: shown(stored),
             computed: shown(computed),
         })
     }
+}
+
+/// A stored checksum that differs from the computed one ([`verify`]), the
+/// values as tools print them (CRC-32C unmasked), context removed. The
+/// caller names the block: [`crate::Error::checksum_mismatch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The checksum type of the file.
+    pub checksum_type: ChecksumType,
+    /// The stored value.
+    pub stored: u32,
+    /// The computed value.
+    pub computed: u32,
 }
 
 #[cfg(test)]

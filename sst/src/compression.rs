@@ -43,27 +43,9 @@ use crate::coding::{fixed32, Reader};
 use crate::error::{BlockKind, Error};
 use std::io::Read;
 
-/// The largest uncompressed block this reader accepts (256 MiB).
-pub const MAX_BLOCK_LEN: u64 = 256 << 20;
+pub use crate::budget::MAX_BLOCK_LEN;
 
-/// `kNoCompression`.
-pub const NO_COMPRESSION: u8 = 0;
-
-/// RocksDB's name for a compression type byte.
-pub fn name(type_byte: u8) -> &'static str {
-    match type_byte {
-        0x00 => "NoCompression",
-        0x01 => "Snappy",
-        0x02 => "Zlib",
-        0x03 => "BZip2",
-        0x04 => "LZ4",
-        0x05 => "LZ4HC",
-        0x06 => "Xpress",
-        0x07 | 0x40 => "ZSTD",
-        0x80..=0xfe => "custom",
-        _ => "unknown",
-    }
-}
+pub use crate::compression_type::{name, NO_COMPRESSION};
 
 /// The largest ratio of decompressed to compressed bytes each format can
 /// reach, so a declared size beyond `ratio × payload` is refused before

@@ -5,7 +5,7 @@
 //! `table/meta_blocks.cc`) but are worded for a person reading a tool's
 //! output.
 
-use crate::checksum::ChecksumType;
+use crate::checksum::{ChecksumType, Mismatch};
 use core::fmt;
 
 /// What a block is for, to name it in messages.
@@ -301,7 +301,7 @@ impl Error {
             } => write!(
                 f,
                 "unsupported compression type {type_byte:#04x} ({}) in {block} at offset {offset}",
-                crate::compression::name(*type_byte)
+                crate::compression_type::name(*type_byte)
             ),
             Error::Missing { what } => write!(f, "missing {what}"),
             Error::NeedMoreBytes { from } => write!(f, "the file's bytes from offset {from} are needed"),
@@ -318,6 +318,17 @@ impl Error {
 impl std::error::Error for Error {}
 
 impl Error {
+    /// The error for a checksum [`Mismatch`] in `block` at `offset`.
+    pub fn checksum_mismatch(block: &BlockKind, offset: u64, m: Mismatch) -> Self {
+        Error::ChecksumMismatch {
+            block: block.clone(),
+            offset,
+            checksum_type: m.checksum_type,
+            stored: m.stored,
+            computed: m.computed,
+        }
+    }
+
     /// Whether this is a checksum mismatch (of a block or the footer).
     pub fn is_checksum_mismatch(&self) -> bool {
         matches!(self, Error::ChecksumMismatch { .. })

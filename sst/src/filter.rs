@@ -17,7 +17,8 @@
 use crate::footer::BlockHandle;
 use crate::key::{self, Comparator};
 use core::cmp::Ordering;
-use ribbon::rocksdb::format::{Family, FilterDescription, FilterReader};
+use ribbon::plugin::table_filter::{Description, Family, TableFilter};
+use ribbon::rocksdb::format::FilterReader;
 
 /// Metaindex prefix of a full filter.
 pub const FULL_FILTER_PREFIX: &str = "fullfilter.";
@@ -141,15 +142,15 @@ impl Filter {
 
     /// The reader of one of this filter's blocks (the full filter's or a
     /// partition's), by the filter's family.
-    pub fn block_reader<'a>(&self, contents: &'a [u8]) -> FilterReader<'a> {
-        FilterReader::in_family(self.family(), contents)
+    pub fn block_reader<'a>(&self, contents: &'a [u8]) -> TableFilter<'a> {
+        TableFilter::in_family(self.family(), contents)
     }
 
     /// The reader of one of this filter's partitions: a zero-size handle
     /// marks keys past the table's range, where nothing matches.
-    pub(crate) fn partition_reader<'a>(&self, partition: &'a Partition) -> FilterReader<'a> {
+    pub(crate) fn partition_reader<'a>(&self, partition: &'a Partition) -> TableFilter<'a> {
         match partition.handle.size {
-            0 => FilterReader::AlwaysFalse,
+            0 => TableFilter::Builtin(FilterReader::AlwaysFalse),
             _ => self.block_reader(&partition.contents),
         }
     }
@@ -248,7 +249,7 @@ impl Filter {
             }
             return s;
         }
-        let descs: Vec<FilterDescription> = self
+        let descs: Vec<Description> = self
             .blocks()
             .iter()
             .map(|b| self.block_reader(b).describe())
@@ -301,7 +302,7 @@ pub struct FilterSummary {
     /// index), trailers excluded.
     pub bytes: u64,
     /// Each block's description, in order.
-    pub descriptions: Vec<FilterDescription>,
+    pub descriptions: Vec<Description>,
 }
 
 impl FilterSummary {

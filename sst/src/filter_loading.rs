@@ -18,7 +18,7 @@ use crate::filter::{
 use crate::handle::{BlockHandle, HandleOrder};
 use crate::metaindex;
 use crate::properties::TableProperties;
-use ribbon::rocksdb::format::Family;
+use ribbon::plugin::Family;
 use std::borrow::Cow;
 
 const PREFIXES: [&str; 3] = [

@@ -175,7 +175,8 @@ impl Footer {
         }
         let mut covered = *footer;
         covered[5..9].fill(0);
-        checksum::verify(checksum_type, base, offset, &covered, stored, &BlockKind::Footer)?;
+        checksum::verify(checksum_type, base, offset, &covered, stored)
+            .map_err(|m| Error::checksum_mismatch(&BlockKind::Footer, offset, m))?;
         if fixed64(&footer[33..41]) != 0 {
             return Err(Error::BadFooter {
                 what: "the file uses a future feature (reserved footer bytes are set)".into(),

@@ -2,7 +2,7 @@
 //! a tool to render (the `ribbon` tool prints it as text or JSON).
 //!
 //! The FP-rate estimate is RocksDB's, as `ribbon` ports it
-//! ([`FilterDescription::expected_fp_rate`]).
+//! ([`ribbon::plugin::Description::expected_fp_rate`]).
 
 use crate::filter::Filter;
 use crate::table::SstFile;
@@ -106,41 +106,40 @@ impl TableInfo {
         for (d, bytes) in summary.descriptions.iter().zip(sst.filter().blocks()) {
             // Keys per partition are unknown: share them out by size.
             let keys = entries.map(|n| n as f64 * bytes.len() as f64 / total_bytes);
-            match d {
-                FilterDescription::Standard128Ribbon { seed, num_blocks, .. } => {
+            match d.builtin() {
+                Some(FilterDescription::Standard128Ribbon { seed, num_blocks, .. }) => {
                     if !seeds.contains(seed) {
                         seeds.push(*seed);
                     }
                     ribbon_blocks += u64::from(*num_blocks);
                 }
-                FilterDescription::FastLocalBloom {
+                Some(FilterDescription::FastLocalBloom {
                     data_bytes,
                     num_probes,
-                } => {
+                }) => {
                     if !probes.contains(num_probes) {
                         probes.push(*num_probes);
                     }
                     bloom_cache_lines += (*data_bytes / 64) as u64;
                 }
-                FilterDescription::LegacyBloom {
+                Some(FilterDescription::LegacyBloom {
                     num_probes,
                     num_lines,
                     ..
-                } => {
+                }) => {
                     if !probes.contains(num_probes) {
                         probes.push(*num_probes);
                     }
                     bloom_cache_lines += u64::from(*num_lines);
                 }
-                FilterDescription::AlwaysFalse
-                | FilterDescription::AlwaysTrue
-                | FilterDescription::BalancedRibbon { .. } => {}
+                Some(FilterDescription::AlwaysFalse | FilterDescription::AlwaysTrue) | None => {}
             }
             // A Bloom estimate needs the entry count; Ribbon's does not.
-            let fp = match (d, keys) {
-                (FilterDescription::FastLocalBloom { .. } | FilterDescription::LegacyBloom { .. }, k) => {
-                    k.filter(|&k| k >= 1.0).map(|k| d.expected_fp_rate(k as usize))
-                }
+            let fp = match (d.builtin(), keys) {
+                (
+                    Some(FilterDescription::FastLocalBloom { .. } | FilterDescription::LegacyBloom { .. }),
+                    k,
+                ) => k.filter(|&k| k >= 1.0).map(|k| d.expected_fp_rate(k as usize)),
                 (_, k) => Some(d.expected_fp_rate(k.unwrap_or(0.0) as usize)),
             };
             let w = keys.unwrap_or(bytes.len() as f64);

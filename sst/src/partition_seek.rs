@@ -220,7 +220,7 @@ mod tests {
     use super::*;
     use crate::filter::Partition;
     use crate::handle::BlockHandle;
-    use ribbon::rocksdb::format::Family;
+    use ribbon::plugin::Family;
 
     /// The batch's partition choice is the per-key one, for internal and
     /// user-key separators, at, around and between separators, including

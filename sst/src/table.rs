@@ -23,7 +23,7 @@ pub use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK}
 use crate::partition_seek::PartitionSeek;
 use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
-pub use crate::verify::{FilterMiss, VerifyReport};
+use ribbon::plugin::TableFilter;
 use ribbon::rocksdb::format::FilterReader;
 use std::path::Path;
 use std::sync::Arc;
@@ -310,7 +310,7 @@ impl SstFile {
     /// [`ribbon::rocksdb::format::FilterReader::may_match_many`] (hashes first, then the probes with
     /// their memory fetches overlapped, as RocksDB's MultiGet). A
     /// partitioned filter's keys are asked in order, each of its own
-    /// partition, in one [`FilterReader::may_match_hashes_across`]. Same
+    /// partition, in one [`TableFilter::may_match_hashes_across`]. Same
     /// answers as asking key by key.
     fn batched_may_match<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
         let ctx = self.query_context();
@@ -347,19 +347,19 @@ impl SstFile {
             Filter::Partitioned { partitions, .. } => {
                 // Each partition's reader; keys with no partition or no
                 // entry get one more reader, "may match".
-                let mut readers: Vec<FilterReader<'_>> = partitions
+                let mut readers: Vec<TableFilter<'_>> = partitions
                     .iter()
                     .map(|p| self.filter.partition_reader(p))
                     .collect();
                 let unplaced = readers.len();
-                readers.push(FilterReader::AlwaysTrue);
+                readers.push(TableFilter::Builtin(FilterReader::AlwaysTrue));
                 let seek = PartitionSeek::new(&self.filter, ctx.comparator, keys.len());
                 let place = |k: &[u8]| match &seek {
                     Some(seek) => Some(seek.partition_for(k)),
                     None => self.filter.partition_for(k, ctx.comparator),
                 };
                 // The legacy Bloom hashes keys its own way: key by key.
-                if !readers.iter().all(FilterReader::takes_hash64) {
+                if !readers.iter().all(TableFilter::takes_hash64) {
                     for (o, k) in out.iter_mut().zip(keys) {
                         let k = k.as_ref();
                         if let (Some(p), Some(e)) = (place(k), entry(&ctx, k)) {
@@ -381,7 +381,7 @@ impl SstFile {
                         }
                     })
                     .collect();
-                FilterReader::may_match_hashes_across(&readers, &queries, &mut out);
+                TableFilter::may_match_hashes_across(&readers, &queries, &mut out);
             }
             _ => {
                 for (o, k) in out.iter_mut().zip(keys) {

@@ -17,7 +17,7 @@ use crate::key;
 use crate::metaindex::{COMPRESSION_DICT_BLOCK, INDEX_BLOCK, RANGE_DEL_BLOCK};
 use crate::properties::PROPERTIES_BLOCK;
 use crate::table::SstFile;
-use ribbon::rocksdb::format::Family;
+use ribbon::plugin::Family;
 
 /// Misses kept in a [`VerifyReport`] (all are counted).
 const MISSES_KEPT: usize = 100;

@@ -9,8 +9,8 @@
 //! 128 slots, one 16-byte segment per result column) can be drawn small.
 
 use crate::error::Error;
-use ribbon::rocksdb::policy::BitsPerKey;
 use ribbon::core::hasher::Hasher;
+use ribbon::rocksdb::policy::BitsPerKey;
 use ribbon::rocksdb::standard128::{self, Standard128};
 use ribbon::rocksdb::trailer::Parsed;
 use serde::Serialize;

@@ -563,6 +563,8 @@ impl<S: RibbonSettings> Banding<S> {
         // Normalise so that bit 0 is set at slot `i` (a settings-conforming
         // first-coefficient-one row already is; checking keeps a row that is
         // not from looping).
+        // (The loop below ends each elimination step the same way: a
+        // deliberate twin, kept inline in this hot loop.)
         if !S::FIRST_COEFF_ALWAYS_ONE || cr & S::CoeffRow::ONE == S::CoeffRow::ZERO {
             if cr == S::CoeffRow::ZERO {
                 // No coefficient at all: the equation reads 0 = rr.

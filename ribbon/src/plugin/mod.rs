@@ -14,3 +14,6 @@
 
 pub mod balanced_policy;
 mod standard128_import;
+pub mod table_filter;
+
+pub use table_filter::{BalancedDescription, Description, Family, TableFilter};

@@ -10,11 +10,13 @@
 //! gives back the same bytes (bytes past the last whole 16-byte segment,
 //! which RocksDB ignores, are dropped).
 
+use crate::rocksdb::standard128::{
+    self, RibbonTrailer, Standard128, FAILURE_CHANCE, MAX_BLOCKS, METADATA_LEN,
+};
+use crate::rocksdb::trailer::{self, Parsed};
 use crate::standalone::engine::{Engine, QueryState, Shape};
 use crate::standalone::file::{file_len, Header, HEADER_LEN};
 use crate::standalone::{Decoded, Error, Ribbon, RibbonRef};
-use crate::rocksdb::standard128::{self, RibbonTrailer, Standard128, FAILURE_CHANCE, MAX_BLOCKS, METADATA_LEN};
-use crate::rocksdb::trailer::{self, Parsed};
 
 /// The standalone shape of RocksDB's format.
 const STANDARD128: Shape = Shape::of::<Standard128>();

@@ -108,12 +108,27 @@ impl FilterBuilder {
         }
     }
 
-    /// Adds a 64-bit key hash directly (FastLocalBloom and Ribbon only;
-    /// ignored by the legacy Bloom, which hashes keys to 32 bits).
-    pub fn add_key_hash(&mut self, hash: u64) {
-        if let Hashes::Xxph3(e) = &mut self.hashes {
-            e.add(hash);
+    /// Adds a key by its 64-bit hash (`GetSliceHash64` of the key), for
+    /// FastLocalBloom and Ribbon ([`takes_key_hashes`](Self::takes_key_hashes)).
+    /// A hash equal to the previous one adds nothing.
+    ///
+    /// Errors, adding nothing, when this builder writes the legacy Bloom
+    /// (`format_version < 5`): it hashes keys to 32 bits its own way, so no
+    /// 64-bit hash can stand for a key there; add the key itself.
+    pub fn add_key_hash(&mut self, hash: u64) -> Result<(), KeyHashRefused> {
+        match &mut self.hashes {
+            Hashes::Xxph3(e) => {
+                e.add(hash);
+                Ok(())
+            }
+            Hashes::Legacy(_) => Err(KeyHashRefused),
         }
+    }
+
+    /// Whether [`add_key_hash`](Self::add_key_hash) takes 64-bit key
+    /// hashes: every format but the legacy Bloom.
+    pub fn takes_key_hashes(&self) -> bool {
+        matches!(self.hashes, Hashes::Xxph3(_))
     }
 
     /// Adds a key and its alternate, the prefix under a prefix extractor
@@ -271,6 +286,21 @@ impl<K: AsRef<[u8]>> Extend<K> for FilterBuilder {
     }
 }
 
+/// A 64-bit key hash offered to a builder of the legacy Bloom
+/// ([`FilterBuilder::add_key_hash`]), which takes keys only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyHashRefused;
+
+impl core::fmt::Display for KeyHashRefused {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(
+            "the legacy Bloom filter (format_version < 5) hashes keys to 32 bits itself: add the keys, not 64-bit hashes",
+        )
+    }
+}
+
+impl std::error::Error for KeyHashRefused {}
+
 /// Builds one filter from `keys` under `policy` and `ctx`; `None` when the
 /// policy writes no filter.
 pub fn build_filter<K: AsRef<[u8]>>(
@@ -281,4 +311,60 @@ pub fn build_filter<K: AsRef<[u8]>>(
     let mut b = FilterBuilder::new(policy, ctx)?;
     b.extend(keys);
     Some(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 64-bit hash is refused, not dropped, where the filter is the
+    /// legacy Bloom (issue #30: two hashes gave a 0-byte filter answering
+    /// "definitely not" for both).
+    #[test]
+    fn the_legacy_bloom_refuses_key_hashes_and_keeps_nothing() {
+        let policy: FilterPolicy = "bloomfilter:10".parse().unwrap();
+        let mut legacy = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(4)).unwrap();
+        assert!(!legacy.takes_key_hashes());
+        assert_eq!(legacy.add_key_hash(1), Err(KeyHashRefused));
+        assert_eq!(legacy.estimate_entries_added(), 0);
+        assert!(KeyHashRefused.to_string().contains("add the keys"));
+        for fv in [5, 7] {
+            for id in ["bloomfilter:10", "ribbonfilter:10"] {
+                let policy: FilterPolicy = id.parse().unwrap();
+                let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(fv)).unwrap();
+                assert!(b.takes_key_hashes());
+                let hashes = [get_slice_hash64(b"a"), get_slice_hash64(b"b")];
+                for h in hashes {
+                    b.add_key_hash(h).unwrap();
+                }
+                let filter = b.finish();
+                let reader = crate::rocksdb::format::FilterReader::new(&filter);
+                assert!(reader.may_match("a") && reader.may_match("b"), "{id} fv {fv}");
+            }
+        }
+    }
+
+    /// A builder exactly where the policy builds filters.
+    #[test]
+    fn a_builder_exactly_where_the_policy_builds_filters() {
+        for id in [
+            "bloomfilter:0",
+            "ribbonfilter:0.4:3",
+            "rust.BloomFilter:0.2",
+            "rocksdb.internal.LegacyBloomFilter:0",
+        ] {
+            let p = FilterPolicy::parse(id).unwrap().unwrap();
+            for ctx in [
+                BuildContext::sst_file_writer(7),
+                BuildContext::at_level(4, None),
+                BuildContext::at_level(7, Some(3)),
+            ] {
+                assert!(FilterBuilder::new(&p, &ctx).is_none(), "{id}");
+            }
+        }
+        for id in ["bloomfilter:0.5", "ribbonfilter:1", "rust.RibbonFilter:10"] {
+            let p = FilterPolicy::parse(id).unwrap().unwrap();
+            assert!(FilterBuilder::new(&p, &BuildContext::default()).is_some(), "{id}");
+        }
+    }
 }

@@ -21,19 +21,15 @@
 //! panics, never reads out of bounds, and answers "may match" wherever the
 //! bytes do not describe a filter.
 //!
-//! Tables written through `rocks-bridge`'s `rust.BalancedRibbon` store their
-//! blocks under a family of their own ([`Family::BalancedRibbon`]); there a
-//! block ending with [`crate::plugin::balanced_policy::TRAILER`] is a Balanced
-//! Ribbon, and every other block is read by the rules above
-//! ([`FilterReader::in_family`]).
+//! Like RocksDB's built-in dispatcher, this one knows no other format: the
+//! blocks of a custom policy (this crate's `rust.BalancedRibbon`, say) are
+//! read by that policy's own reader, chosen by the table's filter family
+//! (`crate::plugin::table_filter`).
 
-use crate::core::batch::answer_pipelined;
+use crate::core::hash::{bloom_hash, get_slice_hash64};
 use crate::rocksdb::bloom::{
     fast_local, legacy, FastLocalBloomImpl, FastLocalBloomReader, LegacyBloomReader, LegacyLocalityBloomImpl,
 };
-use crate::core::hash::{bloom_hash, get_slice_hash64};
-use crate::core::solution::QuerySite;
-use crate::standalone::RibbonRef;
 use crate::rocksdb::standard128::{self, Standard128Reader};
 use crate::rocksdb::trailer::{self, Marker, Parsed, METADATA_LEN};
 use core::fmt;
@@ -51,38 +47,6 @@ pub enum FilterReader<'a> {
     LegacyBloom(LegacyBloomReader<'a>),
     /// Standard128 Ribbon.
     Standard128Ribbon(Standard128Reader<'a>),
-    /// A Balanced Ribbon block of the `rust.BalancedRibbon` family
-    /// ([`FilterReader::in_family`]).
-    BalancedRibbon(Box<RibbonRef<'a>>),
-}
-
-/// The family a table stores its filter blocks under (the policy's
-/// compatibility name in the metaindex), which decides how the blocks read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
-    /// `rocksdb.BuiltinBloomFilter`: RocksDB's built-in formats.
-    Builtin,
-    /// `rust.BalancedRibbon` ([`crate::plugin::balanced_policy`]).
-    BalancedRibbon,
-}
-
-impl Family {
-    /// The family of a compatibility name, if this crate reads it.
-    pub fn from_compatibility_name(name: &str) -> Option<Self> {
-        match name {
-            "rocksdb.BuiltinBloomFilter" => Some(Family::Builtin),
-            crate::plugin::balanced_policy::COMPATIBILITY_NAME => Some(Family::BalancedRibbon),
-            _ => None,
-        }
-    }
-
-    /// The compatibility name.
-    pub fn compatibility_name(self) -> &'static str {
-        match self {
-            Family::Builtin => "rocksdb.BuiltinBloomFilter",
-            Family::BalancedRibbon => crate::plugin::balanced_policy::COMPATIBILITY_NAME,
-        }
-    }
 }
 
 fn from_parsed<'a, R>(p: Parsed<R>, wrap: impl FnOnce(R) -> FilterReader<'a>) -> FilterReader<'a> {
@@ -112,24 +76,6 @@ impl<'a> FilterReader<'a> {
                 from_parsed(legacy::parse_trailer(contents), FilterReader::LegacyBloom)
             }
             Some(Marker::ZeroProbes | Marker::Reserved(_)) => FilterReader::AlwaysTrue,
-        }
-    }
-
-    /// The reader for a block of `family`: [`FilterReader::new`] for the
-    /// built-in family; in the `rust.BalancedRibbon` family a block ending
-    /// with its trailer is a Balanced Ribbon (opened in O(1): the table's
-    /// block checksum vouches for the bytes; one whose header does not
-    /// parse reads as always true), and any other block (its Bloom
-    /// filters, the empty and always-true filters) as [`FilterReader::new`]
-    /// reads it.
-    pub fn in_family(family: Family, contents: &'a [u8]) -> Self {
-        match family {
-            Family::Builtin => Self::new(contents),
-            Family::BalancedRibbon => match crate::plugin::balanced_policy::parse_block(contents, false) {
-                Some(Ok(r)) => FilterReader::BalancedRibbon(Box::new(r)),
-                Some(Err(_)) => FilterReader::AlwaysTrue,
-                None => Self::new(contents),
-            },
         }
     }
 
@@ -213,7 +159,6 @@ impl<'a> FilterReader<'a> {
             FilterReader::FastLocalBloom(r) => r.may_match_hash(get_slice_hash64(key)),
             FilterReader::LegacyBloom(r) => r.may_match_hash(bloom_hash(key)),
             FilterReader::Standard128Ribbon(r) => r.may_match_hash(get_slice_hash64(key)),
-            FilterReader::BalancedRibbon(r) => r.contains_hash(get_slice_hash64(key)),
         }
     }
 
@@ -226,7 +171,6 @@ impl<'a> FilterReader<'a> {
             FilterReader::AlwaysTrue | FilterReader::LegacyBloom(_) => true,
             FilterReader::FastLocalBloom(r) => r.may_match_hash(h),
             FilterReader::Standard128Ribbon(r) => r.may_match_hash(h),
-            FilterReader::BalancedRibbon(r) => r.contains_hash(h),
         }
     }
 
@@ -238,9 +182,7 @@ impl<'a> FilterReader<'a> {
             // All the hashes first, then one batch over them: the query's
             // prefetching runs on across chunk borders (measured about 8 %
             // faster than `may_match_many_into`'s chunks at 10^5 keys).
-            FilterReader::FastLocalBloom(_)
-            | FilterReader::Standard128Ribbon(_)
-            | FilterReader::BalancedRibbon(_) => {
+            FilterReader::FastLocalBloom(_) | FilterReader::Standard128Ribbon(_) => {
                 let hashes: Vec<u64> = keys.iter().map(|k| get_slice_hash64(k.as_ref())).collect();
                 self.may_match_many_hashes(&hashes)
             }
@@ -273,9 +215,7 @@ impl<'a> FilterReader<'a> {
                     r.may_match_hashes(&hashes[..keys.len()], out);
                 }
             }
-            FilterReader::FastLocalBloom(_)
-            | FilterReader::Standard128Ribbon(_)
-            | FilterReader::BalancedRibbon(_) => {
+            FilterReader::FastLocalBloom(_) | FilterReader::Standard128Ribbon(_) => {
                 let mut hashes = [0u64; CHUNK];
                 for (keys, out) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
                     for (h, k) in hashes.iter_mut().zip(keys) {
@@ -318,60 +258,7 @@ impl<'a> FilterReader<'a> {
             FilterReader::AlwaysTrue | FilterReader::LegacyBloom(_) => out[..n].fill(true),
             FilterReader::FastLocalBloom(r) => r.may_match_hashes(hashes, out),
             FilterReader::Standard128Ribbon(r) => r.may_match_hashes(hashes, out),
-            FilterReader::BalancedRibbon(r) => r.contains_many_hashes_into(hashes, out),
         }
-    }
-
-    /// [`may_match_hash`](Self::may_match_hash) for hashes asked of
-    /// several filters: `out[i] = readers[r].may_match_hash(h)` for
-    /// `queries[i] = (r, h)`, in the batches of
-    /// [`may_match_many_hashes`](Self::may_match_many_hashes), whose memory
-    /// fetches overlap across the filters. For the partitions of one
-    /// filter asked in key order: no grouping of the keys by partition.
-    ///
-    /// # Panics
-    /// When `out.len() != queries.len()`, or a query names a reader past
-    /// `readers`.
-    pub fn may_match_hashes_across(readers: &[FilterReader<'_>], queries: &[(usize, u64)], out: &mut [bool]) {
-        assert_eq!(queries.len(), out.len(), "one answer slot per query");
-        // Balanced readers in the loop slow the others' queries (measured 7 %
-        // on partitioned Ribbon filters): a loop of their own.
-        if readers
-            .iter()
-            .any(|r| matches!(r, FilterReader::BalancedRibbon(_)))
-        {
-            Self::answer_across::<true>(readers, queries, out);
-        } else {
-            Self::answer_across::<false>(readers, queries, out);
-        }
-    }
-
-    /// The batch of [`Self::may_match_hashes_across`]; Balanced readers
-    /// are prepared only when `BALANCED`.
-    #[inline(always)]
-    fn answer_across<const BALANCED: bool>(
-        readers: &[FilterReader<'_>],
-        queries: &[(usize, u64)],
-        out: &mut [bool],
-    ) {
-        answer_pipelined(
-            queries,
-            out,
-            |(r, h)| match &readers[r] {
-                FilterReader::Standard128Ribbon(rr) => (r, rr.prepare_hash(h)),
-                FilterReader::BalancedRibbon(rr) if BALANCED => (r, rr.prepare_hash(h)),
-                FilterReader::FastLocalBloom(b) => {
-                    b.prefetch_hash(h);
-                    (r, (h, QuerySite::default()))
-                }
-                _ => (r, (h, QuerySite::default())),
-            },
-            |(r, (h, site))| match &readers[r] {
-                FilterReader::Standard128Ribbon(rr) => rr.answer_prepared((h, site)),
-                FilterReader::BalancedRibbon(rr) if BALANCED => rr.answer_prepared((h, site)),
-                other => other.may_match_hash(h),
-            },
-        );
     }
 
     /// What kind of filter this is, and its parameters.
@@ -395,14 +282,6 @@ impl<'a> FilterReader<'a> {
                 upper_num_columns: r.layout().upper_num_columns(),
                 upper_start_block: r.layout().upper_start_block(),
                 expected_fp_rate: r.layout().expected_fp_rate(),
-            },
-            FilterReader::BalancedRibbon(r) => FilterDescription::BalancedRibbon {
-                data_bytes: r.as_bytes().len(),
-                width: r.width(),
-                num_keys: r.num_keys(),
-                num_shards: r.num_shards(),
-                result_bits: r.result_bits(),
-                expected_fp_rate: r.expected_fp_rate(),
             },
         }
     }
@@ -457,7 +336,11 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The parameters of a filter block, as its trailer and length give them.
+///
+/// With the `serde` feature it serializes as one map: `kind`
+/// ([`kind_name`](Self::kind_name)) and the variant's fields.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(tag = "kind"))]
 pub enum FilterDescription {
     /// Empty filter: matches nothing.
     AlwaysFalse,
@@ -494,26 +377,11 @@ pub enum FilterDescription {
         /// Expected FP rate from the layout.
         expected_fp_rate: f64,
     },
-    /// Balanced Ribbon (`rust.BalancedRibbon`).
-    BalancedRibbon {
-        /// Bytes of the standalone filter (block trailer excluded).
-        data_bytes: usize,
-        /// Ribbon width.
-        width: u32,
-        /// Keys it was built from.
-        num_keys: u64,
-        /// Soft shards.
-        num_shards: u32,
-        /// Result bits per slot (fractional: the column mix).
-        result_bits: f64,
-        /// Expected FP rate from the layout.
-        expected_fp_rate: f64,
-    },
 }
 
 impl FilterDescription {
     /// A short name: `Standard128Ribbon`, `FastLocalBloom`, `LegacyBloom`,
-    /// `BalancedRibbon`, `AlwaysFalse` or `AlwaysTrue`.
+    /// `AlwaysFalse` or `AlwaysTrue`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             FilterDescription::AlwaysFalse => "AlwaysFalse",
@@ -521,7 +389,6 @@ impl FilterDescription {
             FilterDescription::FastLocalBloom { .. } => "FastLocalBloom",
             FilterDescription::LegacyBloom { .. } => "LegacyBloom",
             FilterDescription::Standard128Ribbon { .. } => "Standard128Ribbon",
-            FilterDescription::BalancedRibbon { .. } => "BalancedRibbon",
         }
     }
 }
@@ -546,8 +413,7 @@ impl FilterDescription {
                 num_probes,
                 ..
             } => LegacyLocalityBloomImpl::estimated_fp_rate(num_entries, data_bytes, num_probes),
-            FilterDescription::Standard128Ribbon { expected_fp_rate, .. }
-            | FilterDescription::BalancedRibbon { expected_fp_rate, .. } => expected_fp_rate,
+            FilterDescription::Standard128Ribbon { expected_fp_rate, .. } => expected_fp_rate,
         }
     }
 }
@@ -584,29 +450,18 @@ impl fmt::Display for FilterDescription {
                  expected_fp_rate={expected_fp_rate:.6}",
                 upper_num_columns.saturating_sub(1)
             ),
-            FilterDescription::BalancedRibbon {
-                data_bytes,
-                width,
-                num_keys,
-                num_shards,
-                result_bits,
-                expected_fp_rate,
-            } => write!(
-                f,
-                "BalancedRibbon bytes={data_bytes} width={width} keys={num_keys} shards={num_shards} \
-                 result_bits={result_bits:.3} expected_fp_rate={expected_fp_rate:.6}"
-            ),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::rocksdb::builder::FilterBuilder;
     use crate::rocksdb::policy::{BuildContext, FilterPolicy};
 
-    fn built(policy: &str, format_version: i32, n: u32) -> Vec<u8> {
+    /// The filter `policy` builds of keys `0..n` (`u32` little endian).
+    pub(crate) fn built(policy: &str, format_version: i32, n: u32) -> Vec<u8> {
         let policy: FilterPolicy = policy.parse().unwrap();
         let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(format_version)).unwrap();
         for i in 0..n {
@@ -620,84 +475,6 @@ mod tests {
             Err(e) => e,
             Ok(r) => panic!("{bytes:02x?} parsed as {}", r.describe()),
         }
-    }
-
-    /// Hashes asked across readers of every kind, in an order that jumps
-    /// between them: each answer is its own reader's single answer, and
-    /// each member is found.
-    #[test]
-    fn hashes_asked_across_readers_answer_as_each_reader() {
-        use crate::plugin::balanced_policy::{BalancedBuilder, BalancedPolicy};
-        let mut blocks: Vec<(Family, Vec<u8>)> = [
-            ("ribbonfilter:10", 7, 3000),
-            ("bloomfilter:10", 7, 2000),
-            ("bloomfilter:10", 4, 500),
-            ("ribbonfilter:10", 7, 0),
-            ("ribbonfilter:8", 6, 50),
-        ]
-        .iter()
-        .map(|&(policy, fv, n)| (Family::Builtin, built(policy, fv, n)))
-        .collect();
-        let mut b =
-            BalancedBuilder::new(&BalancedPolicy::new(10.0, -1), &BuildContext::sst_file_writer(7)).unwrap();
-        for i in 0..40_000u32 {
-            b.add_key(&i.to_le_bytes());
-        }
-        blocks.push((Family::BalancedRibbon, b.finish()));
-        blocks.push((Family::Builtin, vec![0; 5]));
-        let mut readers: Vec<FilterReader<'_>> = blocks
-            .iter()
-            .map(|(family, block)| FilterReader::in_family(*family, block))
-            .collect();
-        readers.push(FilterReader::AlwaysTrue);
-        let kinds: Vec<&str> = readers.iter().map(|r| r.describe().kind_name()).collect();
-        for kind in [
-            "Standard128Ribbon",
-            "FastLocalBloom",
-            "LegacyBloom",
-            "BalancedRibbon",
-            "AlwaysFalse",
-            "AlwaysTrue",
-        ] {
-            assert!(kinds.contains(&kind), "{kind} not among {kinds:?}");
-        }
-        let queries: Vec<(usize, u64)> = (0..200_000u32)
-            .map(|i| {
-                let r = (i.wrapping_mul(2_654_435_761) >> 7) as usize % readers.len();
-                let key = (i % 50_000).to_le_bytes();
-                (r, get_slice_hash64(&key))
-            })
-            .collect();
-        let member = |r: usize, i: usize| (i % 50_000) < [3000, 2000, 500, 0, 50, 40_000][r.min(5)];
-        // With a Balanced reader, and without (its place taken by an
-        // always-true reader): the two loops of the batch.
-        assert_eq!(kinds[5], "BalancedRibbon");
-        let mut without_balanced = readers.clone();
-        without_balanced[5] = FilterReader::AlwaysTrue;
-        for readers in [&readers, &without_balanced] {
-            let mut out = vec![false; queries.len()];
-            FilterReader::may_match_hashes_across(readers, &queries, &mut out);
-            let mut found = 0;
-            for (i, (&(r, h), &got)) in queries.iter().zip(&out).enumerate() {
-                let kind = readers[r].describe().kind_name();
-                assert_eq!(
-                    got,
-                    readers[r].may_match_hash(h),
-                    "query {i}: reader {r} ({kind})"
-                );
-                if r < 6 && member(r, i) {
-                    assert!(got, "query {i}: member of reader {r} ({kind}) lost");
-                }
-                found += usize::from(got);
-            }
-            assert!(found < queries.len(), "some answers are no");
-        }
-    }
-
-    #[test]
-    #[should_panic(expected = "one answer slot per query")]
-    fn hashes_asked_across_readers_need_one_slot_each() {
-        FilterReader::may_match_hashes_across(&[FilterReader::AlwaysTrue], &[(0, 1)], &mut []);
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //! only.
 
 pub mod bloom;
+#[cfg(test)]
+mod bloom_tests;
 pub mod builder;
 pub mod format;
 pub mod policy;

@@ -635,7 +635,6 @@ mod tests {
 
     #[test]
     fn no_filter_is_none_both_ways() {
-        use crate::rocksdb::builder::FilterBuilder;
         for id in ["", "nullptr", " id=nullptr ", "rocksdb.BuiltinBloomFilter"] {
             assert_eq!(FilterPolicy::parse(id).unwrap(), None, "{id:?}");
         }
@@ -653,13 +652,12 @@ mod tests {
                 BuildContext::at_level(7, Some(3)),
             ] {
                 assert!(p.filter_kind(&ctx).is_none(), "{id}");
-                assert!(FilterBuilder::new(&p, &ctx).is_none(), "{id}");
             }
         }
         for id in ["bloomfilter:0.5", "ribbonfilter:1", "rust.RibbonFilter:10"] {
             let p = FilterPolicy::parse(id).unwrap().unwrap();
             assert!(p.builds_filters(), "{id}");
-            assert!(FilterBuilder::new(&p, &BuildContext::default()).is_some(), "{id}");
+            assert!(p.filter_kind(&BuildContext::default()).is_some(), "{id}");
         }
     }
 

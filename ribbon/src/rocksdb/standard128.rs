@@ -27,10 +27,10 @@
 use crate::core::alg::Banding;
 pub use crate::core::alg::Standard128;
 pub use crate::core::arch::RibbonKernel;
-use crate::core::config::{BandingConfig, ConstructionFailureChance};
-use crate::core::solution::{self, InterleavedLayout};
 use crate::core::bounded;
+use crate::core::config::{BandingConfig, ConstructionFailureChance};
 use crate::core::hasher::{band_with_seeds, Hasher};
+use crate::core::solution::{self, InterleavedLayout};
 use crate::rocksdb::trailer::{self, Marker, Parsed};
 pub use crate::rocksdb::trailer::{METADATA_LEN, RIBBON_MARKER};
 
@@ -373,6 +373,15 @@ impl<'a> Standard128Reader<'a> {
 mod kernel_tests {
     use super::*;
     use crate::core::hash::split_mix64;
+
+    /// The core's tables are checked at RocksDB's filter limit.
+    #[test]
+    fn the_core_checks_its_tables_at_the_filter_limit() {
+        assert_eq!(
+            crate::core::config::tests::MAX_RIBBON_ENTRIES as usize,
+            MAX_RIBBON_ENTRIES
+        );
+    }
 
     /// Every kernel computes the portable parities (`phsf_query`) of every
     /// site it answers, and every reader answers as the portable one, over

@@ -32,6 +32,18 @@ macro_rules! filter_api {
             /// the CPU caches). Answers are in the order of `keys`.
             pub fn contains_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
                 let mut out = vec![false; keys.len()];
+                self.contains_many_into(keys, &mut out);
+                out
+            }
+
+            /// [`contains_many`](Self::contains_many) into a buffer the
+            /// caller owns, without allocating (keys are hashed in chunks
+            /// on the stack).
+            ///
+            /// # Panics
+            /// When `out.len() != keys.len()`.
+            pub fn contains_many_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+                assert_eq!(keys.len(), out.len(), "one answer slot per key");
                 let mut hashes = [0u64; HASH_BATCH];
                 for (keys, out) in keys.chunks(HASH_BATCH).zip(out.chunks_mut(HASH_BATCH)) {
                     for (h, k) in hashes.iter_mut().zip(keys) {
@@ -41,7 +53,6 @@ macro_rules! filter_api {
                         .engine
                         .contains_hashes(self.solution(), &hashes[..keys.len()], out);
                 }
-                out
             }
 
             /// [`contains_hash`](Self::contains_hash) for many hashes,
@@ -247,7 +258,9 @@ mod tests {
     #[test]
     fn prepared_queries_answer_as_single_ones() {
         let mut state = 0x5eed_u64;
-        let hashes: Vec<u64> = (0..6000).map(|_| crate::core::hash::split_mix64(&mut state)).collect();
+        let hashes: Vec<u64> = (0..6000)
+            .map(|_| crate::core::hash::split_mix64(&mut state))
+            .collect();
         let probes: Vec<u64> = hashes[..1500]
             .iter()
             .copied()

@@ -20,8 +20,8 @@
 use super::balanced::BalancedState;
 pub use crate::core::alg::Settings;
 use crate::core::alg::{Banding, RibbonSettings};
-use crate::core::solution::{InterleavedLayout, QuerySite};
 use crate::core::hasher::{band_with_seeds, Hasher};
+use crate::core::solution::{InterleavedLayout, QuerySite};
 
 /// A ribbon width the standalone format supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

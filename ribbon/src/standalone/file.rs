@@ -104,6 +104,9 @@ pub const HEADER_LEN: usize = 64;
 pub const BALANCED_HEADER_LEN: usize = 96;
 /// Bytes of the body checksum.
 pub const CHECKSUM_LEN: usize = 8;
+/// The most slots a standalone filter has (a multiple of every width):
+/// a header describing more is refused.
+pub const MAX_SLOTS: u64 = (1 << 32) - 256;
 const HEADER_CHECKSUM_SEED: u64 = 0x5242_4E48_4452_0001;
 const BODY_CHECKSUM_SEED: u64 = 0x5242_4E42_4F44_0001;
 const FLAG_FCAO: u8 = 1;
@@ -421,8 +424,7 @@ fn check_layout(header: &Header) -> Result<Engine, Error> {
                 };
             }
             let min_blocks = if S::USE_SMASH { 1 } else { 2 };
-            if h.num_blocks < min_blocks || u64::from(h.num_blocks) * u64::from(w) > super::sizing::MAX_SLOTS
-            {
+            if h.num_blocks < min_blocks || u64::from(h.num_blocks) * u64::from(w) > MAX_SLOTS {
                 return Err(corrupt(format!("{} blocks of width {w}", h.num_blocks)));
             }
             let layout = InterleavedLayout::<S>::for_num_blocks(h.num_blocks, h.solution_len);

@@ -24,14 +24,14 @@ use super::engine::{dispatch, Engine, QueryState, Visitor};
 use super::Error;
 use crate::core::alg::{Banding, CoeffRow, RibbonSettings};
 use crate::core::config::{BandingConfig, ConstructionFailureChance};
-use crate::core::solution::{self, InterleavedLayout};
 use crate::core::hasher::Hasher;
+use crate::core::solution::{self, InterleavedLayout};
 
 /// The most keys a standalone filter takes.
 pub const MAX_KEYS: u64 = 1 << 31;
 
-/// The most slots a standalone filter has (a multiple of every width).
-pub const MAX_SLOTS: u64 = (1 << 32) - 256;
+/// The most slots a standalone filter has: the file format's limit.
+pub use super::file::MAX_SLOTS;
 
 /// The paper's equation 7: the space overhead `ε = (4 + r/4) / w` that
 /// minimises Homogeneous Ribbon's total overhead for `r` result bits and

@@ -10,8 +10,8 @@
 
 use ribbon::core::alg::{CoeffRow, RibbonSettings};
 use ribbon::core::config::ConstructionFailureChance;
-use ribbon::rocksdb::format::FilterReader;
 use ribbon::core::hash::{get_slice_hash64, hash64};
+use ribbon::rocksdb::format::FilterReader;
 use ribbon::standalone::sizing::{homogeneous_overhead, keys_until_failure, MAX_KEYS};
 use ribbon::standalone::{file, Config, Error, Mode, Precision, Ribbon, RibbonRef, Settings};
 use ribbon::test_support::keys::{self, Rng};

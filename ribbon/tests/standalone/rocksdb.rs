@@ -99,8 +99,11 @@ fn rocksdb_conversion_errors() {
     }
     // A Bloom filter block is not a Ribbon one.
     let policy: ribbon::rocksdb::policy::FilterPolicy = "bloomfilter:10".parse().unwrap();
-    let mut b =
-        ribbon::rocksdb::builder::FilterBuilder::new(&policy, &ribbon::rocksdb::policy::BuildContext::default()).unwrap();
+    let mut b = ribbon::rocksdb::builder::FilterBuilder::new(
+        &policy,
+        &ribbon::rocksdb::policy::BuildContext::default(),
+    )
+    .unwrap();
     for i in 0..1000u32 {
         b.add_key(i.to_le_bytes());
     }

@@ -74,7 +74,7 @@ fn insert(name: &str, factory: Arc<Factory>) -> Result<(), Error> {
         }
         map.insert(name.to_string(), factory);
     }
-    crate::ffi::bridge::register_policy_name(name);
+    crate::rocksdb_ffi::bridge::register_policy_name(name);
     Ok(())
 }
 

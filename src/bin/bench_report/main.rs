@@ -21,28 +21,16 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-fn criterion_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "target".into());
-    target.join("criterion")
-}
+mod args;
+mod criterion;
+mod plot;
+mod table;
 
-/// Median time in ns of one criterion benchmark, if it ran.
-fn median_ns(dir: &Path, group: &str, id: &str) -> Option<f64> {
-    // Criterion names a group's directory with `/` replaced by `_`; a
-    // function/parameter id is two nested directories.
-    let path = dir
-        .join(group.replace('/', "_"))
-        .join(id)
-        .join("new/estimates.json");
-    let text = std::fs::read_to_string(path).ok()?;
-    let at = text.find("\"median\"")?;
-    let rest = &text[at..];
-    let p = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
-    let end = rest[p..].find([',', '}'])?;
-    rest[p..p + end].trim().parse().ok()
-}
+use args::{Args, Mode, Side};
+use clap::Parser;
+use criterion::{criterion_dir, median_ns};
+use plot::svg_plot;
+use table::{db_floor_table, series_table, RatioTable, Series, BUILD_SIZES};
 
 fn status_kib(field: &str) -> u64 {
     let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -88,13 +76,13 @@ fn child_memory(which: &str, n: usize) {
 }
 
 /// Peak construction memory in bits/key of one build of `n` keys by the
-/// `--child-memory` variant `which`: the median of 3 child processes.
+/// `child-memory` variant `which`: the median of 3 child processes.
 fn child_memory_bits_per_key(which: &str, n: usize) -> f64 {
     let exe = std::env::current_exe().unwrap();
     let mut samples: Vec<f64> = (0..3)
         .map(|_| {
             let out = std::process::Command::new(&exe)
-                .args(["--child-memory", which, &n.to_string()])
+                .args(["child-memory", which, &n.to_string()])
                 .output()
                 .expect("run child");
             String::from_utf8_lossy(&out.stdout)
@@ -125,7 +113,7 @@ struct SectionPolicy {
     /// The policy id the reader is created from (`NativeReader::for_policy`),
     /// or `None` for RocksDB's built-in reader (`NativeReader::new`).
     reader: Option<&'static str>,
-    /// The `--child-memory` variant that builds it.
+    /// The `child-memory` variant that builds it.
     which: &'static str,
 }
 
@@ -437,142 +425,6 @@ fn db_bench() -> BTreeMap<&'static str, [f64; 3]> {
     best
 }
 
-fn svg_plot(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
-    let (w, h, m) = (640.0, 400.0, 60.0);
-    let xs: Vec<f64> = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|&(x, _)| x.log10()))
-        .collect();
-    let ymax = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|&(_, y)| y))
-        .fold(0.0, f64::max)
-        * 1.1;
-    let (x0, x1) = (
-        xs.iter().cloned().fold(f64::INFINITY, f64::min),
-        xs.iter().cloned().fold(0.0, f64::max),
-    );
-    let px = |x: f64| m + (x.log10() - x0) / (x1 - x0).max(1e-9) * (w - 2.0 * m);
-    let py = |y: f64| h - m - y / ymax.max(1e-9) * (h - 2.0 * m);
-    let colors = ["#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"];
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">{title}</text>\n\
-         <line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n",
-        w / 2.0, h - m, w - m, h - m, h - m
-    );
-    for i in 0..=4 {
-        let y = ymax * f64::from(i) / 4.0;
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{y:.0}</text>",
-            m - 5.0,
-            py(y) + 4.0
-        );
-    }
-    let mut n = 10f64.powf(x0);
-    while n <= 10f64.powf(x1) * 1.01 {
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">10^{:.0}</text>",
-            px(n),
-            h - m + 18.0,
-            n.log10()
-        );
-        n *= 10.0;
-    }
-    for (i, (name, points)) in series.iter().enumerate() {
-        let c = colors[i % colors.len()];
-        let path: Vec<String> = points
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
-            .collect();
-        let _ = writeln!(
-            s,
-            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>",
-            path.join(" ")
-        );
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{name}</text>",
-            w - m - 150.0,
-            m + 16.0 * i as f64
-        );
-    }
-    s.push_str("</svg>\n");
-    s
-}
-
-/// The report's ratio table: one row per measure, Rust against RocksDB's
-/// C++ from the same run, with the target the ratio must stay at or below.
-struct RatioTable {
-    out: String,
-}
-
-impl RatioTable {
-    fn new() -> Self {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "| measure | Rust | RocksDB C++ | ratio Rust/C++ | target | met |\n|---|---|---|---|---|---|"
-        );
-        Self { out }
-    }
-
-    /// A ratio Rust/C++ that must stay at or below `target` (times, memory).
-    fn row(&mut self, name: &str, rust: f64, cpp: f64, unit: &str, target: f64) {
-        let ratio = rust / cpp;
-        let _ = writeln!(
-            self.out,
-            "| {name} | {rust:.2} {unit} | {cpp:.2} {unit} | {ratio:.2} | ≤ {target} | {} |",
-            if ratio <= target { "yes" } else { "**no**" }
-        );
-    }
-}
-
-impl RatioTable {
-    /// An absolute value that must stay at or below `max`; `cpp` is shown
-    /// for comparison, its ratio is not judged.
-    fn absolute(&mut self, name: &str, rust: f64, cpp: f64, unit: &str, max: f64) {
-        let _ = writeln!(
-            self.out,
-            "| {name} | {rust:.2} {unit} | {cpp:.2} {unit} | {:.2} | ≤ {max:.2} {unit} | {} |",
-            rust / cpp,
-            if rust <= max { "yes" } else { "**no**" }
-        );
-    }
-
-    /// A ratio Rust/C++ that must stay within `1 ± tolerance` (rates that
-    /// must be the same).
-    fn within(&mut self, name: &str, rust: f64, cpp: f64, unit: &str, tolerance: f64) {
-        let ratio = rust / cpp;
-        let _ = writeln!(
-            self.out,
-            "| {name} | {rust:.3} {unit} | {cpp:.3} {unit} | {ratio:.3} | {:.2}–{:.2} | {} |",
-            1.0 - tolerance,
-            1.0 + tolerance,
-            if (ratio - 1.0).abs() <= tolerance {
-                "yes"
-            } else {
-                "**no**"
-            }
-        );
-    }
-}
-
-impl RatioTable {
-    /// A ratio of two Rust paths (the C++ column holds the baseline).
-    fn row_vs(&mut self, name: &str, rust: f64, baseline: f64, unit: &str, target: f64) {
-        self.row(name, rust, baseline, unit, target);
-    }
-}
-
-/// Build ns/key per filter and n, for the plot and the last table.
-type Series = BTreeMap<String, Vec<(f64, f64)>>;
-
-/// Build sizes the benchmarks may have measured.
-const BUILD_SIZES: [usize; 5] = [10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
 
 /// `Machine: CPU, N cores; flags.` and whether this is the native build.
 fn machine_line() -> (String, bool) {
@@ -706,37 +558,6 @@ fn sst_query_rows(dir: &Path, table: &mut RatioTable) -> String {
     note
 }
 
-/// The DB rows' floor: what the same fill and Gets cost with no filter,
-/// against RocksDB's `ribbonfilter` and the Rust policy (markdown).
-fn db_floor_table(db: &BTreeMap<&'static str, [f64; 3]>) -> String {
-    let (r, c, none) = (db["rust"], db["rocksdb"], db["none"]);
-    let mut out = String::from(
-        "\nThe database rows against the same database with no filter at all (same run, best of 3): \
-         no filter is the floor of any filter's fill, and of its present Gets, which every filter \
-         answers \"may match\".\n\n\
-         | DB measure (10^6 keys) | no filter | RocksDB `ribbonfilter:10` | `rust.RibbonFilter:10` | \
-         no filter / RocksDB |\n|---|---|---|---|---|\n",
-    );
-    for (i, what) in [
-        "fill + flush + compaction",
-        "Gets of absent keys",
-        "Gets of present keys",
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let _ = writeln!(
-            out,
-            "| {what} | {:.2} s | {:.2} s | {:.2} s | {:.2} |",
-            none[i],
-            c[i],
-            r[i],
-            none[i] / c[i]
-        );
-    }
-    out
-}
-
 /// Peak construction memory, and the database-level rows unless skipped;
 /// returns the DB rows' floor table ([`db_floor_table`]; empty when
 /// skipped).
@@ -790,29 +611,6 @@ fn fp_table(out: &mut String) {
     );
     for (name, bits, fp) in fp_and_bits(1_000_000) {
         let _ = writeln!(out, "| {name} | {bits:.2} | {:.3}% |", fp * 100.0);
-    }
-}
-
-/// Build ns/key by n, one column per filter.
-fn series_table(out: &mut String, series: &Series) {
-    let _ = writeln!(
-        out,
-        "\nBuild ns/key by n (criterion medians):\n\n| n | {} |\n|---|{}",
-        series.keys().cloned().collect::<Vec<_>>().join(" | "),
-        "---|".repeat(series.len())
-    );
-    for n in BUILD_SIZES.map(|n| n as f64) {
-        let cells: Vec<String> = series
-            .values()
-            .map(|p| {
-                p.iter()
-                    .find(|&&(x, _)| x == n)
-                    .map_or("-".into(), |&(_, y)| format!("{y:.1}"))
-            })
-            .collect();
-        if cells.iter().any(|c| c != "-") {
-            let _ = writeln!(out, "| {n:.0e} | {} |", cells.join(" | "));
-        }
     }
 }
 
@@ -970,17 +768,17 @@ fn sst_cli_table(out: &mut String) {
         ),
     ] {
         // Warm the page cache, then time the second run. The command runs
-        // under a fresh `bench-report --measure` process: a child's peak
+        // under a fresh `bench-report measure` process: a child's peak
         // RSS counts its parent's at spawn time (the child shares the
         // parent's memory until it execs), and this process is large.
         let run = || {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .arg("--measure")
+                .arg("measure")
                 .arg(&ribbon)
                 .args(&args)
                 .arg(&path)
                 .output()
-                .expect("run bench-report --measure");
+                .expect("run bench-report measure");
             let text = String::from_utf8_lossy(&out.stdout);
             let mut fields = text
                 .split_whitespace()
@@ -1061,42 +859,33 @@ fn breakdown(n: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--child-memory") {
-        child_memory(&args[2], args[3].parse().unwrap());
-        return;
-    }
-    if args.get(1).map(String::as_str) == Some("--measure") {
-        // `--measure CMD ARGS...`: runs CMD, prints its seconds and peak
-        // RSS in bytes; fails when it does.
-        let t = Instant::now();
-        let (ok, rss) = run_measured(
-            std::process::Command::new(&args[2])
-                .args(&args[3..])
-                .stdout(std::process::Stdio::null()),
-        );
-        println!("{} {rss}", t.elapsed().as_secs_f64());
-        std::process::exit(if ok { 0 } else { 1 });
-    }
-    if args.get(1).map(String::as_str) == Some("--build-loop") {
-        // `--build-loop rust|rocksdb N REPS`: REPS builds of N keys, for
-        // `perf stat` / `perf record`.
-        let n: usize = args[3].parse().unwrap();
-        let keys = PackedKeys::new(&member_keys(KeyKind::Binary16To24, n, 1));
-        for _ in 0..args[4].parse::<usize>().unwrap() {
-            std::hint::black_box(match args[2].as_str() {
-                "rust" => build_rust("ribbonfilter:10", 7, &keys),
-                _ => build_packed("ribbonfilter:10", 7, &keys),
-            });
+    let args = Args::parse();
+    match args.mode {
+        Some(Mode::ChildMemory { which, n }) => return child_memory(&which, n),
+        Some(Mode::Measure { command }) => {
+            let t = Instant::now();
+            let (ok, rss) = run_measured(
+                std::process::Command::new(&command[0])
+                    .args(&command[1..])
+                    .stdout(std::process::Stdio::null()),
+            );
+            println!("{} {rss}", t.elapsed().as_secs_f64());
+            std::process::exit(if ok { 0 } else { 1 });
         }
-        return;
+        Some(Mode::BuildLoop { side, n, reps }) => {
+            let keys = PackedKeys::new(&member_keys(KeyKind::Binary16To24, n, 1));
+            for _ in 0..reps {
+                std::hint::black_box(match side {
+                    Side::Rust => build_rust("ribbonfilter:10", 7, &keys),
+                    Side::Rocksdb => build_packed("ribbonfilter:10", 7, &keys),
+                });
+            }
+            return;
+        }
+        Some(Mode::Breakdown { n }) => return breakdown(n),
+        None => {}
     }
-    if args.get(1).map(String::as_str) == Some("--breakdown") {
-        breakdown(args[2].parse().unwrap());
-        return;
-    }
-    if args.iter().any(|a| a == "--db-only") {
-        // The database-level rows alone (a few minutes); writes no file.
+    if args.db_only {
         let (machine, _) = machine_line();
         let db = db_bench();
         println!("{machine}");
@@ -1108,13 +897,11 @@ fn main() {
         print!("{}", db_floor_table(&db));
         return;
     }
-    if args.iter().any(|a| a == "--balanced-policy") {
-        // Issue 15's section alone (a few minutes); writes no file.
+    if args.balanced_policy {
         let (machine, _) = machine_line();
         print!("{machine}{}", balanced_section());
         return;
     }
-    let skip_db = args.iter().any(|a| a == "--skip-db");
     let dir = criterion_dir();
     let (machine, native) = machine_line();
     let mut table = RatioTable::new();
@@ -1122,12 +909,12 @@ fn main() {
     query_rows(&dir, &mut table);
     let sst_note = sst_query_rows(&dir, &mut table);
     let mut memory = Series::new();
-    let db_floor = memory_and_db_rows(&mut table, &mut memory, skip_db);
+    let db_floor = memory_and_db_rows(&mut table, &mut memory, args.skip_db);
     let mut report = format!("{machine}\n{}{sst_note}{db_floor}", table.out);
     fp_table(&mut report);
     series_table(&mut report, &series);
     report.push_str(&balanced_section());
-    if !args.iter().any(|a| a == "--skip-sst") {
+    if !args.skip_sst {
         sst_cli_table(&mut report);
     }
     print!("{report}");

@@ -224,6 +224,11 @@ pub(crate) unsafe fn site128_parities_avx512(
 /// as [`site128_parities_avx2`] for 64-bit words: bit `i` is the parity of
 /// `(left_i & cr_left) ^ (right_i & cr_right)`, words of 8 bytes.
 ///
+/// A deliberate twin of [`site128_parities_avx2`]: the same frame (masked
+/// XOR of the two blocks, fold, gather into column order), but a fold and a
+/// lane order of its own for each word width, whose shifts, blend masks and
+/// shuffles are compile-time constants of the intrinsics.
+///
 /// # Safety
 ///
 /// The CPU must support AVX2, `groups <= 4`, and `words` must hold at least

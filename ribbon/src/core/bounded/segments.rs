@@ -1,47 +1,23 @@
-//! Construction in bounded memory: the banding is done segment by segment in
-//! a small window, with checkpoints, and only the last segments' rows are
-//! kept for back-substitution; the others are banded again, from their
-//! checkpoint, when back-substitution reaches them.
-//!
-//! The bytes are those of RocksDB's construction (`util/ribbon_impl.h`,
-//! `StandardBanding::ResetAndFindSeedToSolve` then
-//! `SerializableInterleavedSolution::BackSubstFrom`), which holds a full
-//! banding (`w / 8 + 4` bytes per slot) and the key hashes at once. The
-//! banding result does not depend on the order in which equations are added
-//! (see [`crate::core::alg`]), and two facts about on-the-fly elimination make a
-//! window enough:
-//!
-//! 1. An equation whose start is `s` only reads and writes slots `>= s`.
-//!    With equations added by *segment* of their start (slots `p_k ..
-//!    p_{k+1}`), the rows below `p_k` are final once segment `k - 1` is
-//!    added, and the rows at and above `p_k` at that moment (the *carry* of
-//!    segment `k`) are all that later equations will ever meet of the
-//!    earlier ones.
-//! 2. The rows of segment `k`'s slots are therefore rebuilt exactly by
-//!    starting from its carry and adding segment `k`'s equations again,
-//!    dropping an equation as soon as it passes `p_{k+1}` (it can then no
-//!    longer touch the segment).
-//!
-//! The first pass adds every equation (which decides whether the seed
-//! works) in a window of two segments, records each carry and keeps the
-//! final rows of the last segments, up to a budget. The second pass
-//! back-substitutes from the last block down: kept segments straight from
-//! their rows, the others after rebuilding them in the window. Peak memory
-//! is the key hashes, the kept rows (at most as many bytes as the hashes)
-//! and the finished filter, instead of the hashes plus a full banding.
+//! Standard Ribbon in bounded memory, by segments of a fixed `2^k` slots:
+//! the equations sorted by the segment of their start, banded segment
+//! after segment in a window of two segments; the last segments' rows kept
+//! (up to a budget), the others banded again from their carry during
+//! back-substitution ([`super`] has the mechanism and why it gives the
+//! bytes of one full banding).
 //!
 //! The window of two segments is always enough (segments are at least `w`
 //! slots): segment `k`'s carry rows lie below `p_k + b` (they were stored
 //! in the previous window) with coefficients below `p_k + b + w - 1`, and
 //! segment `k`'s equations start below `p_k + b`, so every row the
 //! elimination forms has its coefficients, and so its pivot, below
-//! `p_k + b + w - 1 <= p_k + 2b`. Should a row still reach past the window, the seed
-//! falls back to the full banding of [`super::hasher::band_with_seeds`] (same
-//! bytes) rather than trust that argument.
+//! `p_k + b + w - 1 <= p_k + 2b`. Should a row still reach past the
+//! window, the seed falls back to the full banding of
+//! [`band_with_seeds`] (same bytes) rather than trust that argument.
 
+use super::{BackSubstBySegment, Carries};
 use crate::core::alg::{CoeffRow, RibbonSettings};
-use crate::core::solution::{BackSubstState, InterleavedLayout};
 use crate::core::hasher::{band_with_seeds, Hasher};
+use crate::core::solution::InterleavedLayout;
 
 /// Filters with fewer slots (about 250,000 keys) are built with one full
 /// banding: it takes at most 5 MB, and banding every key once is faster.
@@ -282,16 +258,6 @@ impl<C: CoeffRow> Window<C> {
     }
 }
 
-/// The rows at and above each segment's first slot when its equations are
-/// about to be added (offsets relative to that slot).
-struct Carries<C> {
-    /// `first[k]..first[k + 1]` index segment `k`'s rows.
-    first: Vec<usize>,
-    offset: Vec<u32>,
-    coeff: Vec<C>,
-    result: Vec<u32>,
-}
-
 /// The final rows of slots `first_slot..num_slots`, kept in the words of
 /// the sort's other buffer (already resident, and free between sorts):
 /// coefficient rows as `ceil(w / 64)` little-endian words each, then the
@@ -429,16 +395,10 @@ fn first_pass<'k, S: RibbonSettings>(
 ) -> Result<FirstPass<'k, S::CoeffRow>, Failed> {
     let b = g.segment_len();
     let num_segments = g.num_segments();
-    let mut carries = Carries {
-        first: Vec::with_capacity(num_segments + 1),
-        offset: Vec::new(),
-        coeff: Vec::new(),
-        result: Vec::new(),
-    };
+    let mut carries = Carries::new();
     window.clear(2 * b);
     for k in 0..num_segments {
         let base = g.segment_start(k);
-        carries.first.push(carries.offset.len());
         if k > 0 {
             // Segment k - 1's rows are final; the window moves up by one
             // segment, and what is left in it is segment k's carry.
@@ -449,14 +409,16 @@ fn first_pass<'k, S: RibbonSettings>(
             window.result.copy_within(b..2 * b, 0);
             window.coeff[b..2 * b].fill(S::CoeffRow::ZERO);
             window.result[b..2 * b].fill(0);
-            for (i, (&c, &r)) in window.coeff[..b].iter().zip(&window.result[..b]).enumerate() {
-                if c != S::CoeffRow::ZERO {
-                    carries.offset.push(i as u32);
-                    carries.coeff.push(c);
-                    carries.result.push(r);
-                }
-            }
         }
+        // (Segment 0's window is all empty: no carry.)
+        carries.push_segment(
+            window.coeff[..b]
+                .iter()
+                .zip(&window.result[..b])
+                .enumerate()
+                .filter(|&(_, (&c, _))| c != S::CoeffRow::ZERO)
+                .map(|(i, (&c, &r))| (i as u32, c, r)),
+        );
         let len = (2 * b).min(g.num_slots as usize - base);
         let equations = hashes[firsts[k]..firsts[k + 1]]
             .iter()
@@ -479,7 +441,6 @@ fn first_pass<'k, S: RibbonSettings>(
             return Err(failed);
         }
     }
-    carries.first.push(carries.offset.len());
     let last = num_segments - 1;
     if last >= keep_from {
         let len = g.num_slots as usize - g.segment_start(last);
@@ -504,21 +465,18 @@ fn second_pass<S: RibbonSettings>(
     layout: &InterleavedLayout<S>,
     out: &mut [u8],
 ) {
-    let w = S::CoeffRow::BITS as usize;
-    let mut state = BackSubstState::default();
+    let mut subst = BackSubstBySegment::new(layout, g.num_slots, out);
     for k in (0..g.num_segments()).rev() {
         let (base, end) = (g.segment_start(k), g.segment_end(k));
-        let blocks = (base / w) as u32..(end / w) as u32;
         if k >= keep_from {
-            layout.back_subst_blocks(&mut state, blocks, |i| kept.row(i as usize), out);
+            subst.segment(base as u32, |i| kept.row(i as usize));
             continue;
         }
         let len = end - base;
         window.clear(len);
-        for c in carries.first[k]..carries.first[k + 1] {
-            let at = carries.offset[c] as usize;
-            window.coeff[at] = carries.coeff[c];
-            window.result[at] = carries.result[c];
+        for (at, c, r) in carries.segment(k) {
+            window.coeff[at as usize] = c;
+            window.result[at as usize] = r;
         }
         let equations = hashes[firsts[k]..firsts[k + 1]]
             .iter()
@@ -529,16 +487,12 @@ fn second_pass<S: RibbonSettings>(
             debug_assert_ne!(outcome, Added::Contradiction);
             true
         });
-        layout.back_subst_blocks(
-            &mut state,
-            blocks,
-            |i| {
-                let at = i as usize - base;
-                (window.coeff[at], window.result[at])
-            },
-            out,
-        );
+        subst.segment(base as u32, |i| {
+            let at = i as usize - base;
+            (window.coeff[at], window.result[at])
+        });
     }
+    subst.finish();
 }
 
 /// Bytes a result row needs for `columns` result columns.

@@ -87,7 +87,7 @@
 
 mod tables;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use tables::{KnownToAdd, FACTOR_PER_POW2_128, FACTOR_PER_POW2_64, KNOWN_SIZE};
 

@@ -12,8 +12,12 @@ use super::{get_num_slots, get_num_to_add, BandingConfig};
 /// RocksDB documents GetNumSlots as supported up to about 2/3 of `u32::MAX`.
 const SLOTS_LIMIT: u32 = 2_863_311_530;
 
-/// RocksDB's filter limit (`kMaxRibbonEntries` in filter_policy.cc).
-const MAX_RIBBON_ENTRIES: u32 = crate::rocksdb::standard128::MAX_RIBBON_ENTRIES as u32;
+/// A spot the tables are checked at: RocksDB's filter limit
+/// (`kMaxRibbonEntries` in filter_policy.cc), the most keys a RocksDB
+/// Ribbon filter asks these tables for. The core knows no format, so this
+/// is the number itself; `crate::rocksdb::standard128::MAX_RIBBON_ENTRIES`
+/// owns the rule, and its tests check it equals this spot.
+pub(crate) const MAX_RIBBON_ENTRIES: u32 = 950_000_000;
 
 /// Every supported configuration.
 fn all_supported() -> Vec<BandingConfig> {

@@ -45,6 +45,3 @@ pub use legacy::{LegacyBloomBuilder, LegacyBloomReader, LegacyLocalityBloomImpl}
 pub use math::BloomMath;
 
 pub use crate::rocksdb::trailer::{Parsed, METADATA_LEN};
-
-#[cfg(test)]
-mod test_support;

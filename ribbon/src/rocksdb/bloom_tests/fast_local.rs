@@ -1,21 +1,21 @@
 //! Tests: ports of RocksDB's `util/bloom_test.cc` (FullBloomTest) for
 //! FastLocalBloom, and properties of the builder and reader.
 
-use super::*;
-use crate::rocksdb::bloom::math::BloomMath;
-use crate::rocksdb::bloom::test_support::{
-    self, assert_binomial, check_filter_size_consistency, check_varying_lengths, first_fps, key,
-    packed_matches, rocksdb_matches, RawFilter, Rng, FREQUENT_SIGMAS,
+use super::{
+    assert_binomial, check_filter_size_consistency, check_varying_lengths, first_fps, key, packed_matches,
+    rocksdb_matches, RawFilter, Rng, FREQUENT_SIGMAS,
 };
 use crate::core::hash::bloom_hash;
 use crate::core::math::{lower32of64, upper32of64};
+use crate::rocksdb::bloom::fast_local::*;
+use crate::rocksdb::bloom::math::BloomMath;
 use crate::rocksdb::policy::FilterKind;
 use crate::rocksdb::trailer::Parsed;
 
 /// Build from keys the way FullBloomTest does (GetSliceHash64 with
 /// adjacent-duplicate collapse).
 fn build_keys(keys: impl IntoIterator<Item = Vec<u8>>, builder: FastLocalBloomBuilder) -> Vec<u8> {
-    test_support::build_keys(FilterKind::FastLocalBloom(builder), keys)
+    super::build_keys(FilterKind::FastLocalBloom(builder), keys)
 }
 
 /// Policy millibits as BloomLikeFilterPolicy computes them.

@@ -1,18 +1,18 @@
 //! Tests: ports of RocksDB's `util/bloom_test.cc` (FullBloomTest) for the
 //! legacy Bloom, and properties of the builder and reader.
 
-use super::*;
-use crate::rocksdb::bloom::math::BloomMath;
-use crate::rocksdb::bloom::test_support::{
-    self, assert_binomial, check_filter_size_consistency, check_varying_lengths, key, packed_matches,
+use super::{
+    assert_binomial, check_filter_size_consistency, check_varying_lengths, key, packed_matches,
     rocksdb_matches, RawFilter, Rng, FREQUENT_SIGMAS,
 };
 use crate::core::hash::bloom_hash;
+use crate::rocksdb::bloom::legacy::*;
+use crate::rocksdb::bloom::math::BloomMath;
 use crate::rocksdb::policy::FilterKind;
 use crate::rocksdb::trailer::Parsed;
 
 fn build_keys(keys: impl IntoIterator<Item = Vec<u8>>, bits_per_key: i32) -> Vec<u8> {
-    test_support::build_keys(
+    super::build_keys(
         FilterKind::LegacyBloom(LegacyBloomBuilder::new(bits_per_key)),
         keys,
     )

@@ -1,4 +1,10 @@
-//! Helpers shared by the Bloom tests (ports of util/bloom_test.cc helpers).
+//! The Bloom filters' tests, ports of `util/bloom_test.cc`: they build
+//! through RocksDB's builder and read through its dispatcher, so they are
+//! tests of this module's layers together, kept out of `bloom` (which the
+//! builder and the policies use).
+
+mod fast_local;
+mod legacy;
 
 pub use crate::test_support::keys::Rng;
 pub use crate::test_support::stats::{assert_binomial, FREQUENT_SIGMAS};
@@ -11,7 +17,10 @@ pub fn rocksdb_matches(filter: &[u8], key: &[u8]) -> bool {
 
 /// The filter RocksDB's builder of `kind` makes of `keys` (hashed, with
 /// adjacent duplicates collapsed, as FullBloomTest adds them).
-pub fn build_keys(kind: crate::rocksdb::policy::FilterKind, keys: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
+pub fn build_keys(
+    kind: crate::rocksdb::policy::FilterKind,
+    keys: impl IntoIterator<Item = Vec<u8>>,
+) -> Vec<u8> {
     let mut builder = crate::rocksdb::builder::FilterBuilder::for_kind(kind);
     for k in keys {
         builder.add_key(&k);

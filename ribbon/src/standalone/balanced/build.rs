@@ -5,9 +5,10 @@
 
 use super::{bucket, mix, Geometry, BUCKETS, KEEP_ALL, MAX_SHARD_BITS};
 use crate::core::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
-use crate::core::math::{fast_range32, prefix_sums};
-use crate::core::solution::{self, BackSubstState, InterleavedLayout};
 use crate::core::hasher::Hasher;
+use crate::core::math::{fast_range32, prefix_sums};
+use crate::core::bounded::{BackSubstBySegment, Carries};
+use crate::core::solution::{self, InterleavedLayout};
 
 /// Keys per shard the sizing aims at, by ribbon width 32, 64, 128: a shard
 /// has `k` to `2k` keys. Smaller shards leave fewer slots empty but cost
@@ -135,27 +136,20 @@ struct Record<C> {
     /// shard: shard `u`'s are `bumped[bumped_at[u]..bumped_at[u + 1]]`.
     bumped: Vec<u64>,
     bumped_at: Vec<usize>,
-    /// Each shard's carry: the rows at the slots it back-substitutes (its
-    /// starts; for the last shard also the `w - 1` slots after them) once
-    /// the equations of the shards before it are all added, less the rows
-    /// its bumped keys stored (the second pass adds those keys again),
-    /// `carry_at[u]..carry_at[u + 1]` for shard `u`, at offsets from its
-    /// first slot.
-    carry_at: Vec<usize>,
-    carry_offset: Vec<u32>,
-    carry_coeff: Vec<C>,
-    carry_result: Vec<u32>,
+    /// Each shard's carry (segment `u` is shard `u`): the rows at the slots
+    /// it back-substitutes (its starts; for the last shard also the `w - 1`
+    /// slots after them) once the equations of the shards before it are
+    /// all added, less the rows its bumped keys stored (the second pass
+    /// adds those keys again), at offsets from its first slot.
+    carries: Carries<C>,
 }
 
-impl<C> Record<C> {
+impl<C: CoeffRow> Record<C> {
     fn new() -> Self {
         Self {
             bumped: Vec::new(),
             bumped_at: vec![0],
-            carry_at: vec![0],
-            carry_offset: Vec::new(),
-            carry_coeff: Vec::new(),
-            carry_result: Vec::new(),
+            carries: Carries::new(),
         }
     }
 }
@@ -210,28 +204,13 @@ impl<S: RibbonSettings> Replay<S> {
         let last = geometry.last_shard();
         let record = &self.record;
         let mut window = Banding::<S>::new();
-        let mut state = BackSubstState::default();
-        // Blocks from `done_from` on are written; `pending` holds the rows
-        // of the slots from `pending_first` up to block `done_from`.
-        let mut done_from = num_slots / w;
-        let mut pending_first = num_slots;
-        let mut pending: Vec<(S::CoeffRow, u32)> = Vec::new();
-        let mut next_pending = Vec::new();
+        let mut subst = BackSubstBySegment::new(layout, num_slots, out);
         let mut equations: Vec<(u32, u64)> = Vec::new();
         for shard in (0..=last).rev() {
             let (first, starts) = geometry.range_of(shard);
-            debug_assert_eq!(
-                pending_first,
-                if shard == last { num_slots } else { first + starts }
-            );
-            let end = pending_first;
             window.reset(starts + w - 1);
-            for c in record.carry_at[shard as usize]..record.carry_at[shard as usize + 1] {
-                let stored = window.store_row(
-                    record.carry_offset[c],
-                    record.carry_coeff[c],
-                    record.carry_result[c],
-                );
+            for (offset, coeff, result) in record.carries.segment(shard as usize) {
+                let stored = window.store_row(offset, coeff, result);
                 debug_assert!(stored, "a carry row is one the first pass stored");
             }
             let level_first = geometry.level_first_shard(geometry.level_of(shard).min(geometry.num_levels()));
@@ -267,25 +246,11 @@ impl<S: RibbonSettings> Replay<S> {
                 &mut NoObserver,
             );
             debug_assert!(added);
-            let row = |i: u32| -> (S::CoeffRow, u32) {
-                if i >= end {
-                    return pending[(i - end) as usize];
-                }
-                // Balanced filters are Standard Ribbon: an empty slot's
-                // result is 0.
-                window.load_row(i - first, false)
-            };
-            let lo = first.div_ceil(w).min(done_from);
-            if lo < done_from {
-                layout.back_subst_blocks(&mut state, lo..done_from, row, out);
-            }
-            next_pending.clear();
-            next_pending.extend((first..lo * w).map(row));
-            core::mem::swap(&mut pending, &mut next_pending);
-            pending_first = first;
-            done_from = lo;
+            // Balanced filters are Standard Ribbon: an empty slot's result
+            // is 0.
+            subst.segment(first, |i| window.load_row(i - first, false));
         }
-        debug_assert_eq!(done_from, 0);
+        subst.finish();
     }
 }
 
@@ -711,16 +676,12 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         self.base = first;
         self.banding.grow_to(reach);
         guests.0.sort_unstable();
-        for i in 0..carried {
-            let (c, r) = self.banding.load_row(i, false);
-            if c != S::CoeffRow::ZERO && guests.0.binary_search(&(first + i)).is_err() {
-                record.carry_offset.push(i);
-                record.carry_coeff.push(c);
-                record.carry_result.push(r);
-            }
-        }
+        let banding = &self.banding;
+        record.carries.push_segment((0..carried).filter_map(|i| {
+            let (c, r) = banding.load_row(i, false);
+            (c != S::CoeffRow::ZERO && guests.0.binary_search(&(first + i)).is_err()).then_some((i, c, r))
+        }));
         guests.clear();
-        record.carry_at.push(record.carry_offset.len());
     }
 
     /// [`add_all`] for `(start, hash)` pairs whose starts are slots (not

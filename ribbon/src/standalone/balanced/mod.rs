@@ -113,9 +113,9 @@ pub(crate) mod build;
 use crate::core::alg::{CoeffRow, RibbonSettings};
 use crate::core::arch;
 use crate::core::batch::answer_in_batches;
+use crate::core::hasher::Hasher;
 use crate::core::math::fast_range32;
 use crate::core::solution::{InterleavedLayout, QuerySite};
-use crate::core::hasher::Hasher;
 
 /// Buckets per shard: one bit of metadata each.
 pub(crate) const BUCKETS: u32 = 16;

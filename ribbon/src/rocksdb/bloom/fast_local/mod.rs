@@ -39,8 +39,6 @@
 mod builder;
 mod probe;
 mod reader;
-#[cfg(test)]
-mod tests;
 mod trailer;
 
 pub use builder::{

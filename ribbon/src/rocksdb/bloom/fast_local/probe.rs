@@ -3,8 +3,8 @@
 
 use super::CACHE_LINE_BYTES;
 use crate::core::arch::{self, BloomKernel};
-use crate::rocksdb::bloom::math::BloomMath;
 use crate::core::math::fast_range32;
+use crate::rocksdb::bloom::math::BloomMath;
 
 /// The FastLocalBloom probing primitives (all associated functions).
 ///

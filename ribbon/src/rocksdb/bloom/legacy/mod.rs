@@ -38,8 +38,6 @@
 mod builder;
 mod probe;
 mod reader;
-#[cfg(test)]
-mod tests;
 mod trailer;
 
 pub use builder::{approximate_num_entries, build, calculate_space, estimated_fp_rate, LegacyBloomBuilder};
