@@ -151,11 +151,12 @@ impl Report {
     }
 }
 
+/// The first 48 characters of a key (a vector file's line: hex, but not
+/// trusted to be ASCII), then `...`.
 fn shorten(hex: &str) -> String {
-    if hex.len() > 48 {
-        format!("{}...", &hex[..48])
-    } else {
-        hex.to_string()
+    match hex.char_indices().nth(48) {
+        Some((end, _)) => format!("{}...", &hex[..end]),
+        None => hex.to_string(),
     }
 }
 
@@ -228,7 +229,7 @@ fn path_arg(p: &Path) -> String {
 }
 
 fn build_check(imp: &Implementation, c: &FilterCase) -> Result<Option<String>, Error> {
-    let keys: Vec<&String> = c.keys.iter().collect();
+    let keys: Vec<&String> = c.keys().iter().collect();
     let keys_path = path_arg(&imp.scratch.write("members.hex", &lines(&keys))?);
     let out_path = imp.scratch.path("built.filter");
     let _ = std::fs::remove_file(&out_path);
@@ -263,14 +264,14 @@ fn query_check(
     probes: &[String],
     want_probes: &[bool],
 ) -> Result<Option<String>, Error> {
-    let keys: Vec<&String> = c.keys.iter().chain(probes).collect();
+    let keys: Vec<&String> = c.keys().iter().chain(probes).collect();
     let keys_path = path_arg(&imp.scratch.write("query.hex", &lines(&keys))?);
     let filter = path_arg(&c.filter_path);
     let outcome: Outcome = imp.call(&["query", "--filter", &filter, "--keys", &keys_path, "--hex"])?;
     if let Some(f) = outcome.failure(imp.limit) {
         return Ok(Some(f));
     }
-    let members = c.keys.len();
+    let members = c.keys().len();
     let want: Vec<bool> = std::iter::repeat_n(true, members)
         .chain(want_probes.iter().copied())
         .collect();

@@ -1,10 +1,25 @@
 //! Reading the conformance vectors (`conformance/v1/`, described in its
 //! README.md): the manifest, checked first, then the filter cases and the
 //! SST cases, with the files they name.
+//!
+//! Every path in the manifest and the cases is relative, made of plain
+//! names (no `..`, no root, no `.`), and names a regular file inside the
+//! vectors directory (after symbolic links are resolved): nothing outside
+//! it is read, and a mismatch names only the manifest's digest.
+//!
+//! Memory: each listed file is read once and shared by every case that
+//! names it (a keys file's lines are split once), so loading takes about
+//! twice the bytes the manifest lists (at most [`MAX_TOTAL_BYTES`]) plus
+//! a few hundred bytes per row, whatever the rows repeat.
 
 use crate::error::{read_error, Error};
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// The most bytes the manifest may list in all (the committed set is
+/// under 5 MB).
+pub const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
 /// How a case's filter is built: the table-file context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,13 +39,22 @@ pub struct FilterCase {
     pub format_version: i32,
     pub context: Context,
     pub optimize_filters_for_memory: bool,
-    /// The member keys, hex, one per line, in order.
-    pub keys: Vec<String>,
+    /// The keys file's lines, hex, shared by the cases that name it.
+    pub all_keys: Arc<Vec<String>>,
+    /// How many of them are members.
+    pub count: usize,
     /// The filter block RocksDB wrote for them.
     pub filter_path: PathBuf,
-    pub filter: Vec<u8>,
+    pub filter: Arc<Vec<u8>>,
     /// RocksDB's answers for `probes.hex` (none for an empty filter).
-    pub answers: Option<Vec<bool>>,
+    pub answers: Option<Arc<Vec<bool>>>,
+}
+
+impl FilterCase {
+    /// The member keys, hex, in order.
+    pub fn keys(&self) -> &[String] {
+        &self.all_keys[..self.count]
+    }
 }
 
 /// One row of `sst.tsv`.
@@ -40,8 +64,8 @@ pub struct SstCase {
     pub feature: String,
     pub file: PathBuf,
     pub keys_path: PathBuf,
-    pub keys: Vec<String>,
-    pub answers: Vec<bool>,
+    pub keys: Arc<Vec<String>>,
+    pub answers: Arc<Vec<bool>>,
 }
 
 /// The whole vector set.
@@ -105,39 +129,93 @@ fn answers(dir: &Path, file: &str, text: &str) -> Result<Vec<bool>, Error> {
         .collect()
 }
 
-/// Reads files of the vector set, each checked against the manifest.
+/// The files of the vector set, each read once (a regular file inside the
+/// directory, checked against the manifest) and shared.
 struct Files {
     dir: PathBuf,
-    sha256: BTreeMap<String, String>,
-    cache: BTreeMap<String, String>,
+    bytes: BTreeMap<String, Arc<Vec<u8>>>,
+    lines: BTreeMap<String, Arc<Vec<String>>>,
+    answers: BTreeMap<String, Arc<Vec<bool>>>,
+}
+
+/// Whether `rel` is a relative path of plain names (no `..`, root, `.` or
+/// prefix), so that it stays inside the directory it is joined to.
+fn plain_relative(rel: &str) -> bool {
+    !rel.is_empty()
+        && !rel.contains('\\')
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
+        && !rel.split('/').any(|c| c.is_empty() || c == "." || c == "..")
 }
 
 impl Files {
-    fn bytes(&self, rel: &str) -> Result<Vec<u8>, Error> {
-        let want = self
-            .sha256
-            .get(rel)
-            .ok_or_else(|| bad(&self.dir, rel, "not listed in manifest.tsv"))?;
+    /// Reads and checks the manifest's file `rel` (expected `size` bytes,
+    /// digest `want`).
+    fn read(&mut self, canonical_dir: &Path, rel: &str, size: u64, want: &str) -> Result<(), Error> {
         let path = self.dir.join(rel);
-        let bytes = std::fs::read(&path).map_err(|e| read_error(&path, e))?;
-        let got = sha256_hex(&bytes);
-        if &got != want {
+        let real = path.canonicalize().map_err(|e| read_error(&path, e))?;
+        if !real.starts_with(canonical_dir) {
             return Err(bad(
                 &self.dir,
                 rel,
-                format!("sha256 {got} differs from the manifest's {want} (damaged or stale vectors)"),
+                "is outside the vectors directory (a link out of it)",
             ));
         }
-        Ok(bytes)
+        let file = crate::input::open_regular(&path)?;
+        let len = file.metadata().map_err(|e| read_error(&path, e))?.len();
+        if len != size {
+            return Err(bad(
+                &self.dir,
+                rel,
+                format!("{len} bytes, the manifest says {size}"),
+            ));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, size), &mut bytes)
+            .map_err(|e| read_error(&path, e))?;
+        if sha256_hex(&bytes) != want {
+            return Err(bad(
+                &self.dir,
+                rel,
+                format!("sha256 differs from the manifest's {want} (damaged or stale vectors)"),
+            ));
+        }
+        self.bytes.insert(rel.to_string(), Arc::new(bytes));
+        Ok(())
     }
 
-    fn text(&mut self, rel: &str) -> Result<String, Error> {
-        if let Some(t) = self.cache.get(rel) {
-            return Ok(t.clone());
+    fn bytes(&self, rel: &str) -> Result<Arc<Vec<u8>>, Error> {
+        self.bytes
+            .get(rel)
+            .cloned()
+            .ok_or_else(|| bad(&self.dir, rel, "not listed in manifest.tsv"))
+    }
+
+    fn text(&self, rel: &str) -> Result<String, Error> {
+        String::from_utf8(self.bytes(rel)?.to_vec()).map_err(|_| bad(&self.dir, rel, "not UTF-8"))
+    }
+
+    /// The lines of `rel`, split once.
+    fn lines(&mut self, rel: &str) -> Result<Arc<Vec<String>>, Error> {
+        if let Some(l) = self.lines.get(rel) {
+            return Ok(l.clone());
         }
-        let text = String::from_utf8(self.bytes(rel)?).map_err(|_| bad(&self.dir, rel, "not UTF-8"))?;
-        self.cache.insert(rel.to_string(), text.clone());
-        Ok(text)
+        let bytes = self.bytes(rel)?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| bad(&self.dir, rel, "not UTF-8"))?;
+        let l = Arc::new(file_lines(text));
+        self.lines.insert(rel.to_string(), l.clone());
+        Ok(l)
+    }
+
+    /// The answers file `rel`, parsed once.
+    fn answers(&mut self, rel: &str) -> Result<Arc<Vec<bool>>, Error> {
+        if let Some(a) = self.answers.get(rel) {
+            return Ok(a.clone());
+        }
+        let a = Arc::new(answers(&self.dir, rel, &self.text(rel)?)?);
+        self.answers.insert(rel.to_string(), a.clone());
+        Ok(a)
     }
 }
 
@@ -153,9 +231,10 @@ impl Vectors {
                 dir.display()
             )));
         }
-        let manifest = std::fs::read_to_string(&manifest_path).map_err(|e| read_error(&manifest_path, e))?;
-        let mut sha256 = BTreeMap::new();
-        let mut sizes = BTreeMap::new();
+        let manifest = crate::input::read_regular(&manifest_path)?;
+        let manifest = String::from_utf8(manifest).map_err(|_| bad(dir, "manifest.tsv", "not UTF-8"))?;
+        let mut listed = BTreeMap::new();
+        let mut total = 0u64;
         for f in rows(dir, "manifest.tsv", &manifest, &["path", "bytes", "sha256"])? {
             let size: u64 = f[1].parse().map_err(|_| {
                 bad(
@@ -164,22 +243,38 @@ impl Vectors {
                     format!("{}: bytes {:?} is not a number", f[0], f[1]),
                 )
             })?;
-            if sha256.insert(f[0].clone(), f[2].clone()).is_some() {
+            if !plain_relative(&f[0]) {
+                return Err(bad(
+                    dir,
+                    "manifest.tsv",
+                    format!(
+                        "{:?} is not a plain relative path inside the vectors directory",
+                        f[0]
+                    ),
+                ));
+            }
+            total = total.saturating_add(size);
+            if total > MAX_TOTAL_BYTES {
+                return Err(bad(
+                    dir,
+                    "manifest.tsv",
+                    format!("lists more than {MAX_TOTAL_BYTES} bytes of files"),
+                ));
+            }
+            if listed.insert(f[0].clone(), (size, f[2].clone())).is_some() {
                 return Err(bad(dir, "manifest.tsv", format!("{} is listed twice", f[0])));
             }
-            sizes.insert(f[0].clone(), size);
         }
+        let canonical_dir = dir.canonicalize().map_err(|e| read_error(dir, e))?;
         let mut files = Files {
             dir: dir.to_path_buf(),
-            sha256,
-            cache: BTreeMap::new(),
+            bytes: BTreeMap::new(),
+            lines: BTreeMap::new(),
+            answers: BTreeMap::new(),
         };
         // Every listed file is intact, including those no case names.
-        for (rel, &size) in &sizes {
-            let len = files.bytes(rel)?.len() as u64;
-            if len != size {
-                return Err(bad(dir, rel, format!("{len} bytes, the manifest says {size}")));
-            }
+        for (rel, (size, want)) in &listed {
+            files.read(&canonical_dir, rel, *size, want)?;
         }
         let probes = file_lines(&files.text("probes.hex")?);
         if probes.is_empty() {
@@ -220,12 +315,21 @@ impl Vectors {
                     )
                 })
             };
+            let num32 = |i: usize| -> Result<i32, Error> {
+                i32::try_from(num(i)?).map_err(|_| {
+                    bad(
+                        dir,
+                        "cases.tsv",
+                        format!("{id}: {} {:?} is out of range", header[i], f[i]),
+                    )
+                })
+            };
             let context = match f[4].as_str() {
                 "flush" => Context::Flush,
-                _ => Context::Level(num(4)? as i32),
+                _ => Context::Level(num32(4)?),
             };
-            let all_keys = file_lines(&files.text(&format!("keys/{}", f[6]))?);
-            let count = num(7)? as usize;
+            let all_keys = files.lines(&format!("keys/{}", f[6]))?;
+            let count = usize::try_from(num(7)?).unwrap_or(usize::MAX);
             if count > all_keys.len() {
                 return Err(bad(
                     dir,
@@ -244,7 +348,7 @@ impl Vectors {
             let answers = match f[9].as_str() {
                 "-" => None,
                 rel => {
-                    let a = answers(dir, rel, &files.text(rel)?)?;
+                    let a = files.answers(rel)?;
                     if a.len() != probes.len() {
                         return Err(bad(
                             dir,
@@ -255,7 +359,7 @@ impl Vectors {
                     Some(a)
                 }
             };
-            let format_version = num(3)? as i32;
+            let format_version = num32(3)?;
             filters.push(FilterCase {
                 id: id.clone(),
                 feature: f[1].clone(),
@@ -273,7 +377,8 @@ impl Vectors {
                         ))
                     }
                 },
-                keys: all_keys[..count].to_vec(),
+                all_keys,
+                count,
                 filter_path: dir.join(&f[8]),
                 filter,
                 answers,
@@ -288,11 +393,11 @@ impl Vectors {
             &["id", "feature", "file", "keys", "answers"],
         )? {
             files.bytes(&f[2])?;
-            let keys = file_lines(&files.text(&f[3])?);
+            let keys = files.lines(&f[3])?;
             if keys.is_empty() {
                 return Err(bad(dir, &f[3], "no probe keys: the check would compare nothing"));
             }
-            let a = answers(dir, &f[4], &files.text(&f[4])?)?;
+            let a = files.answers(&f[4])?;
             if a.len() != keys.len() {
                 return Err(bad(
                     dir,
