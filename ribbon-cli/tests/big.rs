@@ -538,6 +538,16 @@ fn outputs_replace_only_regular_files_and_fifos_are_refused_as_inputs() {
                 assert_eq!(e.lines().count(), 1, "{e}");
                 assert!(e.contains("not a regular file"), "{e}");
             }
+            // Every other writer too (gen streams; sketch writes whole).
+            for args in [
+                vec!["big", "gen", "--count", "10", "--out", s(&fifo)],
+                vec!["reconcile", "sketch", s(&keys), "--out", s(&link)],
+            ] {
+                let r = ribbon(&args);
+                assert_eq!(r.status.code(), Some(1), "{args:?}");
+                let e = String::from_utf8(r.stderr).unwrap();
+                assert!(e.contains("not a regular file"), "{args:?}: {e}");
+            }
             assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
             assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
             // A FIFO (no writer) as an input: refused at once.

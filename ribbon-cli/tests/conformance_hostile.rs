@@ -94,6 +94,17 @@ fn paths_out_of_the_vectors_directory_are_refused_and_no_digest_leaks() {
     list(&dir, "leak.bin", 12, &"0".repeat(64));
     let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
     assert!(e.contains("leak.bin: is outside the vectors directory"), "{e}");
+    // A FIFO listed as a vector file: refused, not waited on.
+    let dir = tmp.path().join("fifo");
+    copy_dir(&vectors(), &dir);
+    assert!(Command::new("mkfifo")
+        .arg(dir.join("pipe.bin"))
+        .status()
+        .unwrap()
+        .success());
+    list(&dir, "pipe.bin", 12, &"0".repeat(64));
+    let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
+    assert!(e.contains("pipe.bin: not a regular file"), "{e}");
     // A digest mismatch names the manifest's digest, not the file's.
     let dir = tmp.path().join("digest");
     copy_dir(&vectors(), &dir);

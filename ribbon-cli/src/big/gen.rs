@@ -23,12 +23,20 @@ pub fn write(out: &Path, start: u64, count: u64, hex: bool) -> Result<(), Error>
     let end = start
         .checked_add(count)
         .ok_or_else(|| Error::usage("--start + --count overflows a 64-bit counter"))?;
-    let sink: Box<dyn Write> = if out == Path::new("-") {
-        Box::new(std::io::stdout().lock())
-    } else {
-        Box::new(std::fs::File::create(out).map_err(|e| write_error(&shown(out), e))?)
-    };
-    let mut sink = std::io::BufWriter::with_capacity(1 << 20, sink);
+    if out == Path::new("-") {
+        let mut sink = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        fill(&mut sink, start, end, hex).map_err(|e| write_error(&shown(out), e))?;
+        return sink.flush().map_err(|e| write_error(&shown(out), e));
+    }
+    // Written next to the target and moved over it when complete: a
+    // device, a FIFO or a link is refused, never replaced.
+    let mut file = crate::output::OutputFile::create(out)?;
+    fill(&mut file, start, end, hex).map_err(|e| write_error(&shown(out), e))?;
+    file.commit()
+}
+
+/// Writes keys `start..end` to `sink`.
+fn fill(sink: &mut dyn Write, start: u64, end: u64, hex: bool) -> std::io::Result<()> {
     const CHUNK: u64 = 1 << 20;
     let mut at = start;
     while at < end {
@@ -46,10 +54,10 @@ pub fn write(out: &Path, start: u64, count: u64, hex: bool) -> Result<(), Error>
                 }
             })
             .collect();
-        sink.write_all(&block).map_err(|e| write_error(&shown(out), e))?;
+        sink.write_all(&block)?;
         at += n;
     }
-    sink.flush().map_err(|e| write_error(&shown(out), e))
+    Ok(())
 }
 
 #[cfg(test)]
