@@ -132,15 +132,33 @@ impl<'a, S: RibbonSettings> BackSubstBySegment<'a, S> {
     pub(crate) fn segment(&mut self, first: u32, row: impl Fn(u32) -> (S::CoeffRow, u32)) {
         debug_assert!(first <= self.end);
         let w = S::CoeffRow::BITS;
-        let (end, pending) = (self.end, &self.pending);
-        let row = |i: u32| if i >= end { pending[(i - end) as usize] } else { row(i) };
         let lo = first.div_ceil(w).min(self.done_from);
-        if lo < self.done_from {
-            self.layout
-                .back_subst_blocks(&mut self.state, lo..self.done_from, row, self.out);
-        }
         self.next_pending.clear();
-        self.next_pending.extend((first..lo * w).map(row));
+        if self.pending.is_empty() {
+            // Nothing waits: every row asked (below `done_from * w <=
+            // end`) is this segment's, read without a test per row (always
+            // so for segments that start at a block, as Standard's do).
+            debug_assert!(self.done_from * w <= self.end);
+            if lo < self.done_from {
+                self.layout
+                    .back_subst_blocks(&mut self.state, lo..self.done_from, &row, self.out);
+            }
+            self.next_pending.extend((first..lo * w).map(&row));
+        } else {
+            let (end, pending) = (self.end, &self.pending);
+            let row = |i: u32| {
+                if i >= end {
+                    pending[(i - end) as usize]
+                } else {
+                    row(i)
+                }
+            };
+            if lo < self.done_from {
+                self.layout
+                    .back_subst_blocks(&mut self.state, lo..self.done_from, row, self.out);
+            }
+            self.next_pending.extend((first..lo * w).map(row));
+        }
         core::mem::swap(&mut self.pending, &mut self.next_pending);
         self.end = first;
         self.done_from = lo;
