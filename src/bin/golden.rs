@@ -64,33 +64,18 @@ fn filters() -> String {
     for kind in [KeyKind::RandomBinary, KeyKind::SortedAscii] {
         for n in [0usize, 1, 2, 10, 1000, 1023, 10_000] {
             for bits in ["1", "3.5", "6.5", "10", "15.5", "23.7"] {
-                cases.push((
-                    format!("ribbonfilter:{bits}"),
-                    7,
-                    Reason::Misc,
-                    -1,
-                    kind,
-                    n,
-                    1000 + n as u64,
-                ));
-                cases.push((
-                    format!("bloomfilter:{bits}"),
-                    7,
-                    Reason::Misc,
-                    -1,
-                    kind,
-                    n,
-                    1000 + n as u64,
-                ));
-                cases.push((
-                    format!("bloomfilter:{bits}"),
-                    4,
-                    Reason::Misc,
-                    -1,
-                    kind,
-                    n,
-                    1000 + n as u64,
-                ));
+                for (policy, format_version) in [("ribbonfilter", 7), ("bloomfilter", 7), ("bloomfilter", 4)]
+                {
+                    cases.push((
+                        format!("{policy}:{bits}"),
+                        format_version,
+                        Reason::Misc,
+                        -1,
+                        kind,
+                        n,
+                        1000 + n as u64,
+                    ));
+                }
             }
         }
     }
