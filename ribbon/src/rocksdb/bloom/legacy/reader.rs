@@ -31,6 +31,9 @@ impl<'a> LegacyBloomReader<'a> {
         }
     }
 
+    // `data` and `num_probes` are twins of FastLocalBloomReader's accessors
+    // (each format's reader owns its fields): deliberately alike.
+
     /// The filter data (without trailer).
     #[must_use]
     pub fn data(&self) -> &'a [u8] {
