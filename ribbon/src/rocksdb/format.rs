@@ -477,6 +477,24 @@ pub(crate) mod tests {
         }
     }
 
+    /// Filters built from 64-bit key hashes (`FilterBuilder::add_key_hash`)
+    /// answer for the keys: FastLocalBloom and Ribbon.
+    #[test]
+    fn filters_built_from_key_hashes_answer_for_the_keys() {
+        for fv in [5, 7] {
+            for id in ["bloomfilter:10", "ribbonfilter:10"] {
+                let policy: FilterPolicy = id.parse().unwrap();
+                let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(fv)).unwrap();
+                for key in ["a", "b"] {
+                    b.add_key_hash(get_slice_hash64(key.as_bytes())).unwrap();
+                }
+                let filter = b.finish();
+                let reader = FilterReader::new(&filter);
+                assert!(reader.may_match("a") && reader.may_match("b"), "{id} fv {fv}");
+            }
+        }
+    }
+
     #[test]
     fn parse_accepts_every_filter_rocksdb_writes() {
         for (policy, fv, kind) in [
