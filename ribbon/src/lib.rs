@@ -65,6 +65,9 @@
 //! 64-byte unit a Bloom filter probes within.
 
 #![warn(missing_docs)]
+
+extern crate alloc;
+
 pub mod core;
 pub mod plugin;
 pub mod rocksdb;
@@ -72,6 +75,7 @@ pub mod standalone;
 #[doc(hidden)]
 pub mod test_support;
 
+pub use crate::core::filter::MayContain;
 pub use plugin::table_filter::{Family, TableFilter};
 pub use rocksdb::builder::{build_filter, FilterBuilder};
 pub use rocksdb::format::{FilterDescription, FilterReader, NotAFilter};

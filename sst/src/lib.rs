@@ -12,7 +12,9 @@
 //! RocksDB before 7.0 is read and queried as RocksDB 6.x did
 //! ([`block_based_filter`]). Queries answer as
 //! RocksDB's `Get` asks that table's filter: see
-//! [`SstFile::key_may_match`] and [`SstFile::prefix_may_match`].
+//! [`SstFile::key_may_match`] and [`SstFile::prefix_may_match`]. An
+//! `SstFile` is also a [`ribbon::MayContain`], the trait every filter
+//! reader of this workspace implements (whole keys, as `key_may_match`).
 //! [`SstFile::verify_filter`] walks the index and data blocks and checks
 //! that every key passes.
 //!

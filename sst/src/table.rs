@@ -25,6 +25,7 @@ use crate::prefix::PrefixExtractor;
 use crate::properties::{self, TableProperties, PROPERTIES_BLOCK};
 use ribbon::plugin::TableFilter;
 use ribbon::rocksdb::format::FilterReader;
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -85,8 +86,22 @@ impl SstFile {
 
     /// Opens a file from its bytes, as [`SstFile::open`] does. Never
     /// panics, whatever the bytes.
-    pub fn from_bytes(data: Vec<u8>) -> Result<Self, Error> {
-        Self::from_reader(Arc::new(InMemoryFile::new(data)))
+    ///
+    /// Takes the bytes owned (a `Vec<u8>`, kept without a copy) or
+    /// borrowed (`&[u8]`, `&Vec<u8>`, copied once): the `SstFile` owns
+    /// what it reads, as it is `'static`, cheap to clone and shares its
+    /// bytes between clones.
+    ///
+    /// ```
+    /// let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures-versions/v7_8_sst_fastbloom.sst"))?;
+    /// let borrowed = ribbon_sst::SstFile::from_bytes(&bytes[..])?;
+    /// let owned = ribbon_sst::SstFile::from_bytes(bytes)?;
+    /// assert_eq!(borrowed.file_len(), owned.file_len());
+    /// assert!(ribbon_sst::SstFile::from_bytes(&b"not a table"[..]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes<'a>(data: impl Into<Cow<'a, [u8]>>) -> Result<Self, Error> {
+        Self::from_reader(Arc::new(InMemoryFile::new(data.into().into_owned())))
     }
 
     fn from_reader(file: Arc<dyn FileReader>) -> Result<Self, Error> {
@@ -398,6 +413,19 @@ impl SstFile {
     /// when `key` is out of the extractor's domain. An error when the table
     /// has no prefix extractor this reader can reproduce.
     pub fn prefix_may_match(&self, key: &[u8]) -> Result<bool, Error> {
+        let pe = self.prefix_query_extractor()?;
+        if !self.filter.is_queryable() {
+            return Ok(true);
+        }
+        Ok(match pe.transform(key) {
+            None => true,
+            Some(prefix) => self.filter.entry_may_match(prefix, key, self.comparator),
+        })
+    }
+
+    /// The prefix extractor prefix queries use, or why the table cannot
+    /// answer them.
+    fn prefix_query_extractor(&self) -> Result<&PrefixExtractor, Error> {
         let pe = match &self.prefix_extractor {
             None => {
                 return Err(Error::Unsupported {
@@ -416,13 +444,16 @@ impl SstFile {
                 what: "prefix queries of a block-based filter (RocksDB before 7.0) are not supported; whole-key queries are".into(),
             });
         }
-        if !self.filter.is_queryable() {
-            return Ok(true);
-        }
-        Ok(match pe.transform(key) {
-            None => true,
-            Some(prefix) => self.filter.entry_may_match(prefix, key, self.comparator),
-        })
+        Ok(pe)
+    }
+
+    /// [`SstFile::prefix_may_match`] for many keys: one answer per key, in
+    /// order, each what `prefix_may_match` of it answers. The same error
+    /// as `prefix_may_match` when the table cannot answer prefix queries
+    /// (for no keys too).
+    pub fn prefix_may_match_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<Vec<bool>, Error> {
+        self.prefix_query_extractor()?;
+        keys.iter().map(|k| self.prefix_may_match(k.as_ref())).collect()
     }
 
     /// The handle of the (top-level) index block.
@@ -454,5 +485,51 @@ impl SstFile {
             Ok(())
         })?;
         Ok(out)
+    }
+}
+
+/// The [`MayContain`](ribbon::MayContain) of a table: whole keys, asked as
+/// RocksDB's `Get` asks the table's filter ([`SstFile::key_may_match`]:
+/// `false` exactly when RocksDB's filter check says "definitely not"), and
+/// for batches [`SstFile::key_may_match_many`].
+///
+/// ```
+/// use ribbon::MayContain;
+/// use ribbon_sst::SstFile;
+///
+/// // A table RocksDB 7.8 wrote, the keys probed, and RocksDB's own answers
+/// // to `Get` (1: the filter let the key through).
+/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures-versions/v7_8_sst_fastbloom");
+/// let sst = SstFile::open(format!("{dir}.sst"))?;
+/// let hex = |s: &str| (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect::<Vec<u8>>();
+/// let probes: Vec<Vec<u8>> = std::fs::read_to_string(format!("{dir}.probes"))?.lines().map(hex).collect();
+/// let rocksdb: Vec<bool> = std::fs::read_to_string(format!("{dir}.expected"))?.lines().map(|l| l == "1").collect();
+///
+/// let answers = sst.contains_many(&probes);
+/// assert_eq!(answers, rocksdb);
+/// assert!(answers.contains(&false) && answers.contains(&true));
+/// assert_eq!(sst.contains(&probes[0]), rocksdb[0]);
+/// let filters: Vec<Box<dyn MayContain>> = vec![Box::new(sst)];
+/// assert_eq!(filters[0].contains_many(&probes), rocksdb);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl ribbon::MayContain for SstFile {
+    #[inline]
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.key_may_match(key)
+    }
+
+    fn contains_keys_into(&self, keys: &[&[u8]], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "one answer slot per key");
+        out.copy_from_slice(&self.key_may_match_many(keys));
+    }
+
+    fn contains_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
+        self.key_may_match_many(keys)
+    }
+
+    fn contains_many_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "one answer slot per key");
+        out.copy_from_slice(&self.key_may_match_many(keys));
     }
 }

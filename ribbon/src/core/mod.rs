@@ -13,6 +13,7 @@
 //! | [`hasher`] | the standard hasher: start, coefficient row and result row from a key hash and a seed | `StandardHasher` in `util/ribbon_impl.h` |
 //! | [`solution`] | the interleaved solution and its queries | `SerializableInterleavedSolution` |
 //! | [`bounded`] | construction in bounded memory: banding segment by segment, banded again during back-substitution | (RocksDB keeps a full banding) |
+//! | [`filter`] | [`MayContain`](filter::MayContain), the one trait every reader implements | (RocksDB's `FilterBitsReader`) |
 //! | [`config`] | slots for a number of keys, and its tuned tables | `util/ribbon_config.{h,cc}` |
 //!
 //! Dependencies point into this module, never out of it: RocksDB's formats
@@ -27,6 +28,7 @@ pub(crate) mod arch;
 pub(crate) mod batch;
 pub mod bounded;
 pub mod config;
+pub mod filter;
 pub mod hash;
 pub mod hasher;
 pub mod math;

@@ -12,6 +12,7 @@
 //! RocksDB's dispatcher again.
 
 use crate::core::batch::answer_pipelined;
+use crate::core::filter::MayContain;
 use crate::core::hash::get_slice_hash64;
 use crate::core::solution::QuerySite;
 use crate::plugin::balanced_policy;
@@ -228,6 +229,27 @@ fn answer_across<const BALANCED: bool>(
     );
 }
 
+/// The [`MayContain`] of a table's filter block: [`TableFilter::may_match`],
+/// and for batches [`TableFilter::may_match_many`].
+impl MayContain for TableFilter<'_> {
+    #[inline]
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.may_match(key)
+    }
+
+    fn contains_keys_into(&self, keys: &[&[u8]], out: &mut [bool]) {
+        self.may_match_many_into(keys, out);
+    }
+
+    fn contains_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
+        self.may_match_many(keys)
+    }
+
+    fn contains_many_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        self.may_match_many_into(keys, out);
+    }
+}
+
 /// The parameters of a table's filter block.
 ///
 /// With the `serde` feature it serializes as [`FilterDescription`] does:
@@ -323,7 +345,12 @@ impl fmt::Display for BalancedDescription {
         write!(
             f,
             "BalancedRibbon bytes={} width={} keys={} shards={} result_bits={:.3} expected_fp_rate={:.6}",
-            self.data_bytes, self.width, self.num_keys, self.num_shards, self.result_bits, self.expected_fp_rate
+            self.data_bytes,
+            self.width,
+            self.num_keys,
+            self.num_shards,
+            self.result_bits,
+            self.expected_fp_rate
         )
     }
 }

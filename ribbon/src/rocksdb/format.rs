@@ -26,6 +26,7 @@
 //! read by that policy's own reader, chosen by the table's filter family
 //! (`crate::plugin::table_filter`).
 
+use crate::core::filter::MayContain;
 use crate::core::hash::{bloom_hash, get_slice_hash64};
 use crate::rocksdb::bloom::{
     fast_local, legacy, FastLocalBloomImpl, FastLocalBloomReader, LegacyBloomReader, LegacyLocalityBloomImpl,
@@ -284,6 +285,27 @@ impl<'a> FilterReader<'a> {
                 expected_fp_rate: r.layout().expected_fp_rate(),
             },
         }
+    }
+}
+
+/// The [`MayContain`] of a filter block: [`FilterReader::may_match`], and
+/// for batches [`FilterReader::may_match_many`].
+impl MayContain for FilterReader<'_> {
+    #[inline]
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.may_match(key)
+    }
+
+    fn contains_keys_into(&self, keys: &[&[u8]], out: &mut [bool]) {
+        self.may_match_many_into(keys, out);
+    }
+
+    fn contains_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
+        self.may_match_many(keys)
+    }
+
+    fn contains_many_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        self.may_match_many_into(keys, out);
     }
 }
 

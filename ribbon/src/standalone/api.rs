@@ -3,6 +3,7 @@
 
 use super::{Mode, Ribbon, RibbonRef};
 use crate::core::config::ConstructionFailureChance;
+use crate::core::filter::MayContain;
 use crate::core::hash::{get_slice_hash64, split_mix64};
 
 /// Keys hashed per batch in [`Ribbon::contains_many`].
@@ -223,6 +224,23 @@ macro_rules! filter_api {
             /// [measured](Self::measure_fp_rate) FP rate.
             pub fn measured_space_overhead(&self, num_queries: u64, seed: u64) -> f64 {
                 self.space_overhead_at(self.measure_fp_rate(num_queries, seed))
+            }
+        }
+
+        /// The [`MayContain`] of a standalone filter: its inherent
+        /// `contains` and `contains_many_into`.
+        impl MayContain for $ty {
+            #[inline]
+            fn contains_key(&self, key: &[u8]) -> bool {
+                self.contains_hash(get_slice_hash64(key))
+            }
+
+            fn contains_keys_into(&self, keys: &[&[u8]], out: &mut [bool]) {
+                <$ty>::contains_many_into(self, keys, out);
+            }
+
+            fn contains_many_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+                <$ty>::contains_many_into(self, keys, out);
             }
         }
     };

@@ -4,6 +4,7 @@ use super::format::{
     first_shard_offset, index_checksum, Error, Header, HEADER_LEN, MIN_SHARD_LEN, SHARD_ALIGN,
 };
 use super::{shard_hash, shard_of};
+use crate::core::filter::MayContain;
 use crate::core::hash::{get_slice_hash64, split_mix64};
 use crate::standalone::RibbonRef;
 use core::sync::atomic::{AtomicU8, Ordering};
@@ -244,6 +245,24 @@ impl<'a> ShardedRef<'a> {
         hashes.iter().map(|&h| self.contains_hash(h)).collect()
     }
 
+    /// [`contains`](Self::contains) for many keys: one answer per key, in
+    /// order.
+    pub fn contains_many<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<bool> {
+        keys.iter().map(|k| self.contains(k)).collect()
+    }
+
+    /// [`contains_many`](Self::contains_many) into a buffer the caller
+    /// owns, without allocating.
+    ///
+    /// # Panics
+    /// When `out.len() != keys.len()`: every key gets exactly one answer.
+    pub fn contains_many_into<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "one answer slot per key");
+        for (o, k) in out.iter_mut().zip(keys) {
+            *o = self.contains(k);
+        }
+    }
+
     /// `2^shard_bits` shards.
     pub fn shard_bits(&self) -> u32 {
         self.header.shard_bits
@@ -295,6 +314,19 @@ impl<'a> ShardedRef<'a> {
     /// The whole file.
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
+    }
+}
+
+/// The [`MayContain`] of a sharded container: [`ShardedRef::contains`]
+/// (a damaged shard answers `true`).
+impl MayContain for ShardedRef<'_> {
+    #[inline]
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.contains(key)
+    }
+
+    fn contains_keys_into(&self, keys: &[&[u8]], out: &mut [bool]) {
+        ShardedRef::contains_many_into(self, keys, out);
     }
 }
 
