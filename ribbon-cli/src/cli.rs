@@ -297,6 +297,9 @@ pub enum SstCommand {
         #[arg(long, value_name = "VERSION", conflicts_with = "prefix",
               value_parser = clap::value_parser!(u32).range(6..))]
         as_rocksdb: Option<u32>,
+        /// Print one JSON object per key, {"key", "may_match"} (JSON Lines)
+        #[arg(long)]
+        json: bool,
     },
     /// Write an SST file's filter block(s) to files that `ribbon query` reads
     DumpFilter {

@@ -11,6 +11,9 @@ pub enum Error {
     Usage(String),
     /// Anything else: exit code 1.
     Failed(String),
+    /// Standard output was closed by its reader (`| head`): a quiet,
+    /// normal end (exit code 0, no message).
+    ClosedPipe,
 }
 
 impl Error {
@@ -29,13 +32,17 @@ impl Error {
         match self {
             Error::Usage(_) => 2,
             Error::Failed(_) => 1,
+            Error::ClosedPipe => 0,
         }
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (Error::Usage(m) | Error::Failed(m)) = self;
+        let m = match self {
+            Error::Usage(m) | Error::Failed(m) => m,
+            Error::ClosedPipe => "standard output was closed",
+        };
         // One line, whatever the message holds.
         f.write_str(&m.replace(['\n', '\r'], " "))
     }
@@ -57,5 +64,8 @@ pub fn read_error(path: &Path, e: std::io::Error) -> Error {
 
 /// `cannot write WHAT: ERROR`.
 pub fn write_error(what: &str, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe && what == "standard output" {
+        return Error::ClosedPipe;
+    }
     Error::failed(format!("cannot write {what}: {e}"))
 }

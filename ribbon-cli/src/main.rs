@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         Err(e) => clap_outcome(&e, &argv),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(Error::ClosedPipe) => ExitCode::SUCCESS,
         Err(e) => {
             output::note(&e.to_string());
             ExitCode::from(e.exit_code())

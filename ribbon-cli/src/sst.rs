@@ -20,12 +20,13 @@ pub fn run(cmd: SstCommand) -> Result<(), Error> {
             hex,
             prefix,
             as_rocksdb,
+            json,
         } => {
             let version = match as_rocksdb {
                 Some(v) if v >= 7 => ReaderVersion::Current,
                 _ => ReaderVersion::Writer,
             };
-            query(&file, &keys, hex, prefix, version)
+            query(&file, &keys, hex, prefix, version, json)
         }
         SstCommand::DumpFilter { file, out } => dump_filter(&file, &out),
         SstCommand::Verify { paths, json } => verify(&paths, json),
@@ -106,12 +107,13 @@ fn info(paths: &[PathBuf], json: bool) -> Result<(), Error> {
             Err(e) => return Err(Error::failed(format!("{}: {e}", files[0].display()))),
         }
     } else {
+        let placed = placements(paths, &files);
         let rows: Vec<(String, _)> = files
             .iter()
             .map(|f| f.display().to_string())
             .zip(results)
             .collect();
-        out.bytes(sst_report::info_table(&rows).as_bytes())?;
+        out.bytes(sst_report::info_table(&rows, &placed).as_bytes())?;
     }
     out.finish()?;
     match failed {
@@ -127,9 +129,50 @@ fn info(paths: &[PathBuf], json: bool) -> Result<(), Error> {
     }
 }
 
-fn query(file: &Path, keys: &Path, hex: bool, prefix: bool, version: ReaderVersion) -> Result<(), Error> {
+/// Where each file sits in the database of the directory it was found in
+/// (files named one by one, and directories without a readable MANIFEST:
+/// `None`).
+fn placements(paths: &[PathBuf], files: &[PathBuf]) -> Vec<sst_report::Placement> {
+    use std::collections::BTreeMap;
+    let mut dbs: BTreeMap<PathBuf, BTreeMap<u64, (u32, String)>> = BTreeMap::new();
+    for dir in paths.iter().filter(|p| p.is_dir()) {
+        let Ok(v) = ribbon_sst::db::Version::read(dir) else {
+            continue;
+        };
+        let live = v
+            .column_families
+            .values()
+            .flat_map(|cf| {
+                cf.files
+                    .values()
+                    .map(move |f| (f.number, (f.level, cf.name.clone())))
+            })
+            .collect();
+        dbs.insert(dir.clone(), live);
+    }
+    files
+        .iter()
+        .map(|f| {
+            let live = dbs.get(f.parent()?)?;
+            let number = f.file_stem()?.to_str()?.parse::<u64>().ok();
+            Some(number.and_then(|n| live.get(&n).cloned()))
+        })
+        .collect()
+}
+
+fn query(
+    file: &Path,
+    keys: &Path,
+    hex: bool,
+    prefix: bool,
+    version: ReaderVersion,
+    json: bool,
+) -> Result<(), Error> {
     let keys = Keys::read(keys, hex)?;
     let sst = open(file)?;
+    if json {
+        return query_json(file, &keys, hex, prefix, version, &sst);
+    }
     write_answers_by_chunk(&keys, |chunk| {
         if prefix {
             chunk
@@ -141,6 +184,47 @@ fn query(file: &Path, keys: &Path, hex: bool, prefix: bool, version: ReaderVersi
             Ok(sst.key_may_match_many_as(chunk, version))
         }
     })
+}
+
+/// One key's answer (`sst query --json`, one object per line).
+#[derive(serde::Serialize)]
+struct Answer<'a> {
+    key: &'a str,
+    may_match: bool,
+}
+
+/// `sst query --json`: JSON Lines, written chunk by chunk.
+fn query_json(
+    file: &Path,
+    keys: &Keys,
+    hex: bool,
+    prefix: bool,
+    version: ReaderVersion,
+    sst: &SstFile,
+) -> Result<(), Error> {
+    let mut out = Stdout::new();
+    for chunk in keys.chunks() {
+        let answers: Vec<bool> = if prefix {
+            chunk
+                .iter()
+                .map(|k| sst.prefix_may_match(k))
+                .collect::<Result<_, _>>()
+                .map_err(|e| Error::failed(format!("{}: {e}", file.display())))?
+        } else {
+            sst.key_may_match_many_as(&chunk, version)
+        };
+        for (k, may_match) in chunk.iter().zip(answers) {
+            let key = if hex {
+                k.iter().map(|b| format!("{b:02x}")).collect()
+            } else {
+                String::from_utf8_lossy(k).into_owned()
+            };
+            let line = serde_json::to_string(&Answer { key: &key, may_match })
+                .map_err(|e| Error::failed(format!("JSON: {e}")))?;
+            out.line(&line)?;
+        }
+    }
+    out.finish()
 }
 
 fn dump_filter(file: &Path, out: &Path) -> Result<(), Error> {

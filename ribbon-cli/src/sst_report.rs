@@ -200,9 +200,19 @@ pub fn info_text(name: &str, i: &TableInfo) -> String {
 
 /// One row per file, aligned columns, then a count per filter family
 /// (`sst info DIR` or several files).
-pub fn info_table(rows: &[(String, Result<TableInfo, ribbon_sst::Error>)]) -> String {
+/// Where a file sits in its database, when it was found in a database
+/// directory: its level and column family, or `None` for a file the
+/// MANIFEST does not list (left over: RocksDB ignores it).
+pub type Placement = Option<Option<(u32, String)>>;
+
+/// The multi-file table of `ribbon sst info`: one row per file (`placed`:
+/// each file's [`Placement`], in the rows' order; `None` outside a
+/// database directory).
+pub fn info_table(rows: &[(String, Result<TableInfo, ribbon_sst::Error>)], placed: &[Placement]) -> String {
     let header = [
         "FILE",
+        "LEVEL",
+        "CF",
         "FV",
         "CHECKSUM",
         "LAYOUT",
@@ -215,10 +225,19 @@ pub fn info_table(rows: &[(String, Result<TableInfo, ribbon_sst::Error>)]) -> St
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     let mut families: Vec<(&'static str, usize)> = Vec::new();
-    for (name, r) in rows {
+    let mut unreferenced = 0;
+    for (row, (name, r)) in rows.iter().enumerate() {
         let short = Path::new(name)
             .file_name()
             .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
+        let (level, cf) = match placed.get(row).cloned().flatten() {
+            None => ("-".to_string(), "-".to_string()),
+            Some(None) => {
+                unreferenced += 1;
+                ("unref".to_string(), "-".to_string())
+            }
+            Some(Some((l, cf))) => (format!("L{l}"), cf),
+        };
         match r {
             Ok(i) => {
                 match families.iter_mut().find(|(f, _)| *f == i.family()) {
@@ -227,6 +246,8 @@ pub fn info_table(rows: &[(String, Result<TableInfo, ribbon_sst::Error>)]) -> St
                 }
                 table.push(vec![
                     short,
+                    level,
+                    cf,
                     i.format_version.to_string(),
                     i.checksum_type.to_string(),
                     i.filter_layout.to_string(),
@@ -252,6 +273,12 @@ pub fn info_table(rows: &[(String, Result<TableInfo, ribbon_sst::Error>)]) -> St
         let _ = write!(s, " ({})", counts.join(", "));
     }
     s.push('\n');
+    if unreferenced > 0 {
+        let _ = writeln!(
+            s,
+            "{unreferenced} files (LEVEL unref) are not referenced by the MANIFEST: left over, RocksDB ignores them"
+        );
+    }
     s
 }
 

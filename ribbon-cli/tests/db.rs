@@ -1,0 +1,93 @@
+//! `ribbon db` and the ends of output every command shares: a closed pipe
+//! is a quiet, normal end; a file where a database directory is expected
+//! is named as such.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn corpus_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../sst/tests/corpus/{name}"))
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_exit_code_0() {
+    // Many keys, so that the output outlives the reader's first line.
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    let text: String = (0..300_000).map(|i| format!("key{i}\n")).collect();
+    std::fs::write(&keys, text).unwrap();
+    let sst = corpus_file("full_bloom_fv5_snappy_crc32c.sst");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args([
+            "sst",
+            "query",
+            sst.to_str().unwrap(),
+            "--keys",
+            keys.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 2];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is dropped here: the pipe's reader is gone.
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit {status:?}, stderr {err:?}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn a_file_is_not_a_database_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    std::fs::write(&keys, "a\n").unwrap();
+    let sst = corpus_file("full_bloom_fv5_snappy_crc32c.sst");
+    let out = Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args([
+            "db",
+            "query",
+            sst.to_str().unwrap(),
+            "--keys",
+            keys.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        err.contains("not a database directory") && err.contains("ribbon sst"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn sst_query_json_is_one_object_per_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    std::fs::write(&keys, "a\nb\n").unwrap();
+    let sst = corpus_file("full_bloom_fv5_snappy_crc32c.sst");
+    let run = |json: bool| {
+        let mut args = vec!["sst", "query", sst.to_str().unwrap(), "--keys", keys.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_ribbon")).args(&args).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let plain: Vec<bool> = run(false).lines().map(|l| l == "1").collect();
+    let lines: Vec<serde_json::Value> = run(true)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for (i, (v, want)) in lines.iter().zip(plain).enumerate() {
+        assert_eq!(v["key"], ["a", "b"][i]);
+        assert_eq!(v["may_match"], want);
+    }
+}
