@@ -151,7 +151,7 @@ fn rust_policy_ids_round_trip() {
 }
 
 /// One grammar: every id string is accepted by RocksDB (through the
-/// bridge's registration) exactly when `FilterPolicy::parse` accepts it,
+/// bridge's registration) exactly when `FilterPolicy::parse_optional` accepts it,
 /// RocksDB writes back the id `FilterPolicy::id` gives, and the ids that
 /// mean "no policy" clear it.
 #[test]
@@ -173,7 +173,7 @@ fn bridge_and_filter_policy_parse_agree_on_ids() {
         "",
         "nullptr",
     ] {
-        let parsed = FilterPolicy::parse(id);
+        let parsed = FilterPolicy::parse_optional(id);
         let mut opts = rocksdb::Options::default();
         opts.set_block_based_table_factory(&rocksdb::BlockBasedOptions::default());
         let bridged = rocks_bridge::set_filter_policy(&mut opts, id);
@@ -193,7 +193,7 @@ fn bridge_and_filter_policy_parse_agree_on_ids() {
                 // Refused, never quietly "no filter".
                 assert!(
                     bridged.is_err(),
-                    "{id}: RocksDB accepted what FilterPolicy::parse rejects, as {:?}",
+                    "{id}: RocksDB accepted what FilterPolicy::parse_optional rejects, as {:?}",
                     rocks_bridge::filter_policy_id(&opts)
                 );
                 assert_eq!(rocks_bridge::canonical_id(id), None, "{id}");

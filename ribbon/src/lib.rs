@@ -7,10 +7,11 @@
 //! read any filter block RocksDB wrote, with RocksDB's answers:
 //!
 //! ```
-//! use ribbon::{BuildContext, FilterBuilder, FilterPolicy, FilterReader};
+//! use ribbon::{BuildContext, FilterBuilder, FilterPolicy, FilterReader, DEFAULT_FORMAT_VERSION};
 //!
 //! let policy: FilterPolicy = "ribbonfilter:10".parse()?;            // any RocksDB policy string
-//! let ctx = BuildContext::sst_file_writer(7);                        // format_version, level, flush...
+//! let ctx = BuildContext::sst_file_writer(DEFAULT_FORMAT_VERSION);   // format_version (RocksDB's default, 7), level, flush...
+//! // `None` only for a policy that builds no filter ("bloomfilter:0"):
 //! let mut builder = FilterBuilder::new(&policy, &ctx).expect("builds a filter");
 //! builder.extend(["apple", "banana", "cherry"]);                     // or add_key, one at a time
 //! let filter: Vec<u8> = builder.finish();                            // the filter block RocksDB writes
@@ -27,6 +28,16 @@
 //! `contains`) and batched over a slice (`may_match_many`,
 //! `contains_many`), by key or by 64-bit hash (`..._hash`,
 //! `..._many_hashes`).
+//!
+//! [`FilterBuilder::new`] returns `None` when the policy builds no filter
+//! at all (0 bits per key, as RocksDB's own builder is then null; see
+//! [`FilterPolicy::builds_filters`]): a table written with such a policy
+//! has no filter block. Every other policy gives a builder.
+//!
+//! Every reader (a filter block, a standalone or sharded filter and, in
+//! `ribbon-sst`, a whole SST file) implements [`MayContain`], one trait
+//! with `contains` and `contains_many`, so code can take any of them.
+//! Errors of every part convert into one [`Error`] for `?`.
 //!
 #![doc = include_str!("standalone/GUIDE.md")]
 //!
@@ -77,7 +88,84 @@ pub mod test_support;
 
 pub use crate::core::filter::MayContain;
 pub use plugin::table_filter::{Family, TableFilter};
+pub use rocksdb::builder::KeyHashRefused;
 pub use rocksdb::builder::{build_filter, FilterBuilder};
 pub use rocksdb::format::{FilterDescription, FilterReader, NotAFilter};
 pub use rocksdb::policy::{BuildContext, FilterPolicy};
-pub use standalone::{Config, Ribbon, RibbonRef};
+pub use rocksdb::policy::{PolicyParseError, DEFAULT_FORMAT_VERSION};
+pub use standalone::{Config, Mode, Precision, Ribbon, RibbonRef};
+
+/// Any error of this crate, for `?` in code that uses several of its parts:
+/// each part's error converts into it (`From`), and
+/// [`source`](::core::error::Error::source) gives the part's error.
+///
+/// ```
+/// fn build_and_check(policy: &str, filter_file: &[u8]) -> Result<bool, ribbon::Error> {
+///     let policy: ribbon::FilterPolicy = policy.parse()?;              // PolicyParseError
+///     let filter = ribbon::RibbonRef::from_bytes(filter_file)?;        // standalone::Error
+///     Ok(policy.builds_filters() && filter.contains("key"))
+/// }
+/// let e = build_and_check("ribbonfilter:ten", &[]).unwrap_err();
+/// assert!(matches!(e, ribbon::Error::Policy(_)));
+/// assert!(core::error::Error::source(&e).is_some());
+/// let e = build_and_check("ribbonfilter:10", b"not a filter").unwrap_err();
+/// assert!(matches!(e, ribbon::Error::Standalone(_)));
+/// assert_eq!(e.to_string(), core::error::Error::source(&e).unwrap().to_string());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A standalone filter: its configuration, construction or bytes.
+    Standalone(standalone::Error),
+    /// A sharded filter: assembling it, or its bytes.
+    Sharded(standalone::sharded::Error),
+    /// Bytes that are not a filter block RocksDB writes.
+    NotAFilter(NotAFilter),
+    /// A filter policy id RocksDB would not accept.
+    Policy(PolicyParseError),
+    /// A 64-bit key hash offered to a builder that takes keys only.
+    KeyHashRefused(KeyHashRefused),
+}
+
+impl ::core::fmt::Display for Error {
+    /// The part's own message.
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        match self {
+            Error::Standalone(e) => e.fmt(f),
+            Error::Sharded(e) => e.fmt(f),
+            Error::NotAFilter(e) => e.fmt(f),
+            Error::Policy(e) => e.fmt(f),
+            Error::KeyHashRefused(e) => e.fmt(f),
+        }
+    }
+}
+
+impl ::core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn ::core::error::Error + 'static)> {
+        Some(match self {
+            Error::Standalone(e) => e,
+            Error::Sharded(e) => e,
+            Error::NotAFilter(e) => e,
+            Error::Policy(e) => e,
+            Error::KeyHashRefused(e) => e,
+        })
+    }
+}
+
+macro_rules! error_from {
+    ($($variant:ident($ty:ty)),*) => {$(
+        impl From<$ty> for Error {
+            fn from(e: $ty) -> Self {
+                Error::$variant(e)
+            }
+        }
+    )*};
+}
+
+error_from!(
+    Standalone(standalone::Error),
+    Sharded(standalone::sharded::Error),
+    NotAFilter(NotAFilter),
+    Policy(PolicyParseError),
+    KeyHashRefused(KeyHashRefused)
+);

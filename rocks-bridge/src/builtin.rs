@@ -33,7 +33,7 @@ pub(crate) fn register() {
 /// The filter policy of a Rust policy id (its canonical id is its `id()`): the
 /// `rust.` ids are RocksDB's built-in ids under another name.
 pub(crate) fn parse_rust_policy(id: &str) -> Option<FilterPolicy> {
-    FilterPolicy::parse(id)
+    FilterPolicy::parse_optional(id)
         .ok()
         .flatten()
         .filter(|p| p.provider() == Provider::Rust)

@@ -116,10 +116,10 @@ pub(crate) mod bridge {
 }
 
 /// Whether `id` is one of the ids that mean "no filter policy" (`""`,
-/// `nullptr`, ...), as `FilterPolicy::parse` says: the one owner of that
+/// `nullptr`, ...), as `FilterPolicy::parse_optional` says: the one owner of that
 /// rule, asked by the C++ side too.
 fn names_no_filter_policy(id: &str) -> bool {
-    catch_unwind(|| matches!(FilterPolicy::parse(id), Ok(None))).unwrap_or(false)
+    catch_unwind(|| matches!(FilterPolicy::parse_optional(id), Ok(None))).unwrap_or(false)
 }
 
 /// What the filter policies distinguish of RocksDB's creation reasons:

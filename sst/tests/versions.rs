@@ -129,7 +129,7 @@ fn sst_file_writer_filters_are_rebuilt_byte_for_byte() {
         if f.table("partition_filters") == Some("true") {
             continue;
         }
-        let policy = FilterPolicy::parse(f.table("filter_policy").unwrap())
+        let policy = FilterPolicy::parse_optional(f.table("filter_policy").unwrap())
             .unwrap()
             .unwrap();
         let fv: i32 = f.table("format_version").unwrap().parse().unwrap();

@@ -116,7 +116,7 @@ impl BalancedPolicy {
             .ok_or_else(|| {
                 PolicyParseError::new(id, "expected rust.BalancedRibbon:BITS[:BLOOM_BEFORE_LEVEL]")
             })?;
-        match FilterPolicy::parse(&format!("ribbonfilter:{rest}")) {
+        match FilterPolicy::parse_optional(&format!("ribbonfilter:{rest}")) {
             Ok(Some(rules)) => Ok(Self { rules }),
             Ok(None) => Err(PolicyParseError::new(id, "expected rust.BalancedRibbon:BITS")),
             Err(e) => Err(e.for_input(id)),

@@ -127,11 +127,20 @@ pub enum CreationReason {
     Misc,
 }
 
+/// RocksDB 11.8's default `BlockBasedTableOptions::format_version`
+/// (`include/rocksdb/table.h`): what [`BuildContext::default`] uses, and
+/// the `format_version` to pass to [`BuildContext::sst_file_writer`] for a
+/// table written with RocksDB's default options. It picks the filter a
+/// `bloomfilter` policy writes: the legacy Bloom before 5, FastLocalBloom
+/// from 5 on.
+pub const DEFAULT_FORMAT_VERSION: i32 = 7;
+
 /// What the table builder tells the policy about the file it writes
 /// (`FilterBuildingContext` plus the table's `format_version`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuildContext {
-    /// The table's `format_version` (RocksDB 11.8 writes 2 to 7; default 7).
+    /// The table's `format_version` (RocksDB 11.8 writes 2 to 7; default
+    /// [`DEFAULT_FORMAT_VERSION`], 7).
     pub format_version: i32,
     /// The column family's compaction style.
     pub compaction_style: CompactionStyle,
@@ -153,7 +162,7 @@ impl Default for BuildContext {
     /// An SstFileWriter file with RocksDB's default options.
     fn default() -> Self {
         Self {
-            format_version: 7,
+            format_version: DEFAULT_FORMAT_VERSION,
             compaction_style: CompactionStyle::Level,
             reason: CreationReason::Misc,
             level_at_creation: -1,
@@ -163,7 +172,8 @@ impl Default for BuildContext {
 }
 
 impl BuildContext {
-    /// An SstFileWriter-style context (level -1) for `format_version`.
+    /// An SstFileWriter-style context (level -1) for `format_version`
+    /// (RocksDB's default: [`DEFAULT_FORMAT_VERSION`]).
     pub fn sst_file_writer(format_version: i32) -> Self {
         Self {
             format_version,
@@ -320,7 +330,24 @@ impl FilterPolicy {
     }
 
     /// Parses a policy id as RocksDB's `FilterPolicy::CreateFromString` does
-    /// for the built-in policies:
+    /// for the built-in policies, where "no policy" is an answer:
+    /// `Ok(None)` for the ids that configure no filter. The main way to
+    /// parse a policy is [`str::parse`] (`FromStr`), the same grammar with
+    /// "no policy" an error:
+    ///
+    /// ```
+    /// use ribbon::FilterPolicy;
+    ///
+    /// let policy: FilterPolicy = "ribbonfilter:10".parse()?;
+    /// assert_eq!(policy.id(), "ribbonfilter:10:0");
+    /// assert!("nullptr".parse::<FilterPolicy>().is_err());
+    /// assert_eq!(FilterPolicy::parse_optional("nullptr")?, None);
+    /// assert_eq!(FilterPolicy::parse_optional("ribbonfilter:10")?, Some(policy));
+    /// assert!(FilterPolicy::parse_optional("ribbonfilter:ten").is_err());
+    /// # Ok::<(), ribbon::rocksdb::policy::PolicyParseError>(())
+    /// ```
+    ///
+    /// The grammar:
     ///
     /// - `bloomfilter:BITS`, `bloomfilter:BITS:false`, `bloomfilter:BITS:true`
     ///   (also `rocksdb.BloomFilter:…`);
@@ -343,7 +370,7 @@ impl FilterPolicy {
     /// integer. Returns `Ok(None)` for the strings that mean "no policy"
     /// (empty, `nullptr`) and for the read-only `rocksdb.BuiltinBloomFilter`,
     /// which builds no filters.
-    pub fn parse(s: &str) -> Result<Option<Self>, PolicyParseError> {
+    pub fn parse_optional(s: &str) -> Result<Option<Self>, PolicyParseError> {
         let err = |reason| PolicyParseError {
             input: s.to_string(),
             reason,
@@ -434,7 +461,7 @@ impl FilterPolicy {
     /// Whether this policy builds filters at all: `false` for bits per key
     /// that sanitise to 0 (below 0.5), RocksDB's "no filter" policy. There
     /// are two ways to say "no filter", and both are `None`:
-    /// [`FilterPolicy::parse`] gives `Ok(None)` for an id that names no
+    /// [`FilterPolicy::parse_optional`] gives `Ok(None)` for an id that names no
     /// policy (`""`, `nullptr`); a policy that exists but builds no filter
     /// (`bloomfilter:0`, which RocksDB accepts and keeps as an id) parses to
     /// `Some`, and then [`FilterPolicy::filter_kind`] and
@@ -483,9 +510,10 @@ impl FilterPolicy {
 
 impl core::str::FromStr for FilterPolicy {
     type Err = PolicyParseError;
-    /// As [`FilterPolicy::parse`], but "no policy" is an error.
+    /// As [`FilterPolicy::parse_optional`], but "no policy" (empty,
+    /// `nullptr`, `rocksdb.BuiltinBloomFilter`) is an error.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::parse(s)?.ok_or(PolicyParseError {
+        Self::parse_optional(s)?.ok_or(PolicyParseError {
             input: s.to_string(),
             reason: "names no filter-building policy",
         })
@@ -533,7 +561,9 @@ mod tests {
 
     #[test]
     fn parses_policy_strings() {
-        let p = FilterPolicy::parse("ribbonfilter:10:3").unwrap().unwrap();
+        let p = FilterPolicy::parse_optional("ribbonfilter:10:3")
+            .unwrap()
+            .unwrap();
         assert_eq!(
             p.kind(),
             PolicyKind::Ribbon {
@@ -553,8 +583,8 @@ mod tests {
         assert_eq!(p.id(), "bloomfilter:10:false");
         let p: FilterPolicy = "rocksdb.internal.LegacyBloomFilter:23.7".parse().unwrap();
         assert_eq!(p.bits_per_key().whole_bits_per_key(), 24);
-        assert_eq!(FilterPolicy::parse("").unwrap(), None);
-        assert_eq!(FilterPolicy::parse("nullptr").unwrap(), None);
+        assert_eq!(FilterPolicy::parse_optional("").unwrap(), None);
+        assert_eq!(FilterPolicy::parse_optional("nullptr").unwrap(), None);
         for bad in [
             "bloomfilter",
             "bloomfilter:",
@@ -567,7 +597,7 @@ mod tests {
             "cuckoo:10",
             "ribbonfilter:10:1:2",
         ] {
-            assert!(FilterPolicy::parse(bad).is_err(), "{bad}");
+            assert!(FilterPolicy::parse_optional(bad).is_err(), "{bad}");
         }
     }
 
@@ -628,7 +658,7 @@ mod tests {
             "rust.FastLocalBloomFilter:10",
             "rust.RibbonFilter:10:1:2",
         ] {
-            let e = FilterPolicy::parse(bad).unwrap_err();
+            let e = FilterPolicy::parse_optional(bad).unwrap_err();
             assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
         }
     }
@@ -636,7 +666,7 @@ mod tests {
     #[test]
     fn no_filter_is_none_both_ways() {
         for id in ["", "nullptr", " id=nullptr ", "rocksdb.BuiltinBloomFilter"] {
-            assert_eq!(FilterPolicy::parse(id).unwrap(), None, "{id:?}");
+            assert_eq!(FilterPolicy::parse_optional(id).unwrap(), None, "{id:?}");
         }
         for id in [
             "bloomfilter:0",
@@ -644,7 +674,7 @@ mod tests {
             "rust.BloomFilter:0.2",
             "rocksdb.internal.LegacyBloomFilter:0",
         ] {
-            let p = FilterPolicy::parse(id).unwrap().unwrap();
+            let p = FilterPolicy::parse_optional(id).unwrap().unwrap();
             assert!(!p.builds_filters(), "{id}");
             for ctx in [
                 BuildContext::sst_file_writer(7),
@@ -655,7 +685,7 @@ mod tests {
             }
         }
         for id in ["bloomfilter:0.5", "ribbonfilter:1", "rust.RibbonFilter:10"] {
-            let p = FilterPolicy::parse(id).unwrap().unwrap();
+            let p = FilterPolicy::parse_optional(id).unwrap().unwrap();
             assert!(p.builds_filters(), "{id}");
             assert!(p.filter_kind(&BuildContext::default()).is_some(), "{id}");
         }

@@ -203,6 +203,40 @@ impl Config {
         }
     }
 
+    /// This configuration aiming at the FP rate `fp_rate` (in `2^-32 ..=
+    /// 0.5`, checked when the filter is built or by
+    /// [`validate`](Self::validate)) instead of its result bits:
+    /// [`Precision::FpRate`].
+    ///
+    /// ```
+    /// use ribbon::{Config, Precision, Ribbon};
+    ///
+    /// let config = Config::default().with_fp_rate(0.01);
+    /// assert_eq!(config.precision, Precision::FpRate(0.01));
+    /// let keys: Vec<String> = (0..10_000).map(|i| format!("key{i}")).collect();
+    /// let filter = Ribbon::from_keys(&keys, &config)?;
+    /// assert!((filter.target_fp_rate() - 0.01).abs() < 1e-9);
+    /// assert!(Config::default().with_fp_rate(0.9).validate().is_err());
+    /// # Ok::<(), ribbon::standalone::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_fp_rate(self, fp_rate: f64) -> Self {
+        Self {
+            precision: Precision::FpRate(fp_rate),
+            ..self
+        }
+    }
+
+    /// This configuration with `result_bits` bits per slot
+    /// ([`Precision::ResultBits`], `1.0 ..= 32.0`).
+    #[must_use]
+    pub fn with_result_bits(self, result_bits: f64) -> Self {
+        Self {
+            precision: Precision::ResultBits(result_bits),
+            ..self
+        }
+    }
+
     /// The overhead of a Balanced filter's shards before the last when
     /// [`Config::slot_overhead`] is not set, by width.
     #[must_use]

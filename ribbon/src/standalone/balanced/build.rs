@@ -5,9 +5,9 @@
 
 use super::{bucket, mix, Geometry, BUCKETS, KEEP_ALL, MAX_SHARD_BITS};
 use crate::core::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
+use crate::core::bounded::{BackSubstBySegment, Carries};
 use crate::core::hasher::Hasher;
 use crate::core::math::{fast_range32, prefix_sums};
-use crate::core::bounded::{BackSubstBySegment, Carries};
 use crate::core::solution::{self, InterleavedLayout};
 
 /// Keys per shard the sizing aims at, by ribbon width 32, 64, 128: a shard
