@@ -359,130 +359,139 @@ mod child;
 /// error (or, with `--no-verify`, the documented opt-out).
 #[test]
 fn misplaced_shards_damaged_bodies_and_absurd_key_counts_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("keys.txt");
-    let text: String = (0..20_000).map(|i| format!("key-{i}\n")).collect();
-    std::fs::write(&keys, &text).unwrap();
-    let work = dir.path().join("w");
-    let out = dir.path().join("f.rbs");
-    let common = ["--keys", s(&keys), "--memory", "16M", "-q", "--work", s(&work)];
-    let mut a = vec![
-        "big",
-        "build",
-        "--out",
-        s(&out),
-        "--shard-bits",
-        "2",
-        "--stop-after",
-        "bucketing",
-    ];
-    a.extend(common);
-    ok(&a);
-    let work3 = dir.path().join("w3");
-    let mut a = vec![
-        "big",
-        "build",
-        "--out",
-        s(&out),
-        "--shard-bits",
-        "3",
-        "--stop-after",
-        "bucketing",
-    ];
-    a.extend(common);
-    *a.last_mut().unwrap() = s(&work3);
-    ok(&a);
-    let shard = |i: usize, bits: u32, bucket: usize| -> std::path::PathBuf {
-        let part = dir.path().join(format!("s{i}-{bits}-{bucket}.rbn"));
-        let w = if bits == 3 { &work3 } else { &work };
-        ok(&[
-            "big",
-            "shard",
-            "--bucket",
-            s(&w.join(format!("buckets/b{bucket:06}.u64"))),
-            "--index",
-            &i.to_string(),
-            "--shard-bits",
-            &bits.to_string(),
-            "--out",
-            s(&part),
-        ]);
-        part
-    };
-    let parts: Vec<_> = (0..4).map(|i| shard(i, 2, i)).collect();
-    let assemble = |files: &[&std::path::PathBuf]| {
-        let mut args = vec!["big", "assemble", "--shard-bits", "2", "--out", s(&out)];
-        args.extend(files.iter().map(|p| s(p)));
-        args.iter().map(|a| a.to_string()).collect::<Vec<String>>()
-    };
-    let run = |args: Vec<String>| ribbon(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    // The wrong order: refused, nothing written.
-    let r = run(assemble(&[&parts[1], &parts[0], &parts[2], &parts[3]]));
-    assert_eq!(r.status.code(), Some(1));
-    let e = String::from_utf8(r.stderr).unwrap();
-    assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(e.contains("given as shard 0, but it is shard 1 of 4"), "{e}");
-    assert!(!out.exists());
-    // A shard built for 8 shards (index 0 of bits 3): refused.
-    let other = shard(0, 3, 0);
-    let r = run(assemble(&[&other, &parts[1], &parts[2], &parts[3]]));
-    let e = String::from_utf8(r.stderr).unwrap();
-    assert!(
-        e.contains("shard 0 of 8 (shard bits 3), not of 4 (shard bits 2)"),
-        "{e}"
-    );
-    assert!(!out.exists());
-    // In order: every key found.
-    let r = run(assemble(&[&parts[0], &parts[1], &parts[2], &parts[3]]));
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let q = ok(&["big", "query", "--filter", s(&out), "--keys", s(&keys)]);
-    assert!(q.stdout.chunks(2).all(|l| l == b"1\n"));
+    child::run_limited(
+        "misplaced_shards_damaged_bodies_and_absurd_key_counts_are_refused",
+        child::Limits {
+            memory_kib: 2 << 20,
+            time: std::time::Duration::from_secs(10),
+        },
+        || {
+            let dir = tempfile::tempdir().unwrap();
+            let keys = dir.path().join("keys.txt");
+            let text: String = (0..20_000).map(|i| format!("key-{i}\n")).collect();
+            std::fs::write(&keys, &text).unwrap();
+            let work = dir.path().join("w");
+            let out = dir.path().join("f.rbs");
+            let common = ["--keys", s(&keys), "--memory", "16M", "-q", "--work", s(&work)];
+            let mut a = vec![
+                "big",
+                "build",
+                "--out",
+                s(&out),
+                "--shard-bits",
+                "2",
+                "--stop-after",
+                "bucketing",
+            ];
+            a.extend(common);
+            ok(&a);
+            let work3 = dir.path().join("w3");
+            let mut a = vec![
+                "big",
+                "build",
+                "--out",
+                s(&out),
+                "--shard-bits",
+                "3",
+                "--stop-after",
+                "bucketing",
+            ];
+            a.extend(common);
+            *a.last_mut().unwrap() = s(&work3);
+            ok(&a);
+            let shard = |i: usize, bits: u32, bucket: usize| -> std::path::PathBuf {
+                let part = dir.path().join(format!("s{i}-{bits}-{bucket}.rbn"));
+                let w = if bits == 3 { &work3 } else { &work };
+                ok(&[
+                    "big",
+                    "shard",
+                    "--bucket",
+                    s(&w.join(format!("buckets/b{bucket:06}.u64"))),
+                    "--index",
+                    &i.to_string(),
+                    "--shard-bits",
+                    &bits.to_string(),
+                    "--out",
+                    s(&part),
+                ]);
+                part
+            };
+            let parts: Vec<_> = (0..4).map(|i| shard(i, 2, i)).collect();
+            let assemble = |files: &[&std::path::PathBuf]| {
+                let mut args = vec!["big", "assemble", "--shard-bits", "2", "--out", s(&out)];
+                args.extend(files.iter().map(|p| s(p)));
+                args.iter().map(|a| a.to_string()).collect::<Vec<String>>()
+            };
+            let run = |args: Vec<String>| ribbon(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            // The wrong order: refused, nothing written.
+            let r = run(assemble(&[&parts[1], &parts[0], &parts[2], &parts[3]]));
+            assert_eq!(r.status.code(), Some(1));
+            let e = String::from_utf8(r.stderr).unwrap();
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.contains("given as shard 0, but it is shard 1 of 4"), "{e}");
+            assert!(!out.exists());
+            // A shard built for 8 shards (index 0 of bits 3): refused.
+            let other = shard(0, 3, 0);
+            let r = run(assemble(&[&other, &parts[1], &parts[2], &parts[3]]));
+            let e = String::from_utf8(r.stderr).unwrap();
+            assert!(
+                e.contains("shard 0 of 8 (shard bits 3), not of 4 (shard bits 2)"),
+                "{e}"
+            );
+            assert!(!out.exists());
+            // In order: every key found.
+            let r = run(assemble(&[&parts[0], &parts[1], &parts[2], &parts[3]]));
+            assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+            let q = ok(&["big", "query", "--filter", s(&out), "--keys", s(&keys)]);
+            assert!(q.stdout.chunks(2).all(|l| l == b"1\n"));
 
-    // A bit flipped in a shard's body: `big query` says so (one line, exit
-    // 1) instead of answering; `--no-verify` is the explicit opt-out.
-    let bytes = std::fs::read(&out).unwrap();
-    let shard_len = std::fs::metadata(&parts[2]).unwrap().len() as usize - 64;
-    let index = |i: usize| {
-        let at = 64 + 16 * i;
-        u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize
-    };
-    let mut bad = bytes.clone();
-    bad[index(2) + shard_len / 2] ^= 0x20;
-    let badf = dir.path().join("bad.rbs");
-    std::fs::write(&badf, &bad).unwrap();
-    let e = failure(&["big", "query", "--filter", s(&badf), "--keys", s(&keys)]);
-    assert!(e.contains("shard 2") && e.contains("checksum"), "{e}");
-    let r = ok(&[
-        "big",
-        "query",
-        "--filter",
-        s(&badf),
-        "--keys",
-        s(&keys),
-        "--no-verify",
-    ]);
-    assert_eq!(r.stdout.len(), 2 * 20_000);
+            // A bit flipped in a shard's body: `big query` says so (one line, exit
+            // 1) instead of answering; `--no-verify` is the explicit opt-out.
+            let bytes = std::fs::read(&out).unwrap();
+            let shard_len = std::fs::metadata(&parts[2]).unwrap().len() as usize - 64;
+            let index = |i: usize| {
+                let at = 64 + 16 * i;
+                u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize
+            };
+            let mut bad = bytes.clone();
+            bad[index(2) + shard_len / 2] ^= 0x20;
+            let badf = dir.path().join("bad.rbs");
+            std::fs::write(&badf, &bad).unwrap();
+            let e = failure(&["big", "query", "--filter", s(&badf), "--keys", s(&keys)]);
+            assert!(e.contains("shard 2") && e.contains("checksum"), "{e}");
+            let r = ok(&[
+                "big",
+                "query",
+                "--filter",
+                s(&badf),
+                "--keys",
+                s(&keys),
+                "--no-verify",
+            ]);
+            assert_eq!(r.stdout.len(), 2 * 20_000);
 
-    // An absurd --expected-keys: a usage error, no work directory made.
-    let r = ribbon(&[
-        "big",
-        "build",
-        "--keys",
-        "-",
-        "--expected-keys",
-        "18446744073709551615",
-        "--out",
-        s(&dir.path().join("x.rbs")),
-        "--work",
-        s(&dir.path().join("xw")),
-    ]);
-    assert_eq!(r.status.code(), Some(2));
-    let e = String::from_utf8(r.stderr).unwrap();
-    assert!(
-        e.contains("--expected-keys 18446744073709551615 is more than"),
-        "{e}"
+            // An absurd --expected-keys: a usage error, no work directory made.
+            let r = ribbon(&[
+                "big",
+                "build",
+                "--keys",
+                "-",
+                "--expected-keys",
+                "18446744073709551615",
+                "--out",
+                s(&dir.path().join("x.rbs")),
+                "--work",
+                s(&dir.path().join("xw")),
+            ]);
+            assert_eq!(r.status.code(), Some(2));
+            let e = String::from_utf8(r.stderr).unwrap();
+            assert!(
+                e.contains("--expected-keys 18446744073709551615 is more than"),
+                "{e}"
+            );
+            assert!(!dir.path().join("xw").exists());
+        },
     );
-    assert!(!dir.path().join("xw").exists());
 }
 
 /// Issue 31: outputs went to a predictable `OUT.tmp` (symbolic links

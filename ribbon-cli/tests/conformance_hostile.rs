@@ -71,94 +71,112 @@ fn one_line_failure(out: &Output) -> String {
 
 #[test]
 fn paths_out_of_the_vectors_directory_are_refused_and_no_digest_leaks() {
-    let tmp = tempfile::tempdir().unwrap();
-    let outside = tmp.path().join("secret");
-    std::fs::write(&outside, "not a vector").unwrap();
-    for (i, rel) in ["../secret", "/etc/hostname", "./cases.tsv", "keys//bin.hex"]
-        .iter()
-        .enumerate()
-    {
-        let dir = tmp.path().join(format!("v{i}"));
-        copy_dir(&vectors(), &dir);
-        list(&dir, rel, 12, &"0".repeat(64));
-        let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
-        assert!(
-            e.contains("is not a plain relative path inside the vectors directory"),
-            "{rel}: {e}"
-        );
-    }
-    // A link inside the directory to a file outside it.
-    let dir = tmp.path().join("link");
-    copy_dir(&vectors(), &dir);
-    std::os::unix::fs::symlink(&outside, dir.join("leak.bin")).unwrap();
-    list(&dir, "leak.bin", 12, &"0".repeat(64));
-    let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
-    assert!(e.contains("leak.bin: is outside the vectors directory"), "{e}");
-    // A FIFO listed as a vector file: refused, not waited on.
-    let dir = tmp.path().join("fifo");
-    copy_dir(&vectors(), &dir);
-    assert!(Command::new("mkfifo")
-        .arg(dir.join("pipe.bin"))
-        .status()
-        .unwrap()
-        .success());
-    list(&dir, "pipe.bin", 12, &"0".repeat(64));
-    let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
-    assert!(e.contains("pipe.bin: not a regular file"), "{e}");
-    // A digest mismatch names the manifest's digest, not the file's.
-    let dir = tmp.path().join("digest");
-    copy_dir(&vectors(), &dir);
-    let data = std::fs::read(dir.join("probes.hex")).unwrap();
-    list(&dir, "probes.hex", data.len(), &"ab".repeat(32));
-    let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
-    assert!(e.contains("sha256 differs from the manifest's abab"), "{e}");
-    assert!(!e.contains(&sha(&data)), "the file's digest leaked: {e}");
+    child::run_limited(
+        "paths_out_of_the_vectors_directory_are_refused_and_no_digest_leaks",
+        child::Limits {
+            memory_kib: 1 << 20,
+            time: std::time::Duration::from_secs(10),
+        },
+        || {
+            let tmp = tempfile::tempdir().unwrap();
+            let outside = tmp.path().join("secret");
+            std::fs::write(&outside, "not a vector").unwrap();
+            for (i, rel) in ["../secret", "/etc/hostname", "./cases.tsv", "keys//bin.hex"]
+                .iter()
+                .enumerate()
+            {
+                let dir = tmp.path().join(format!("v{i}"));
+                copy_dir(&vectors(), &dir);
+                list(&dir, rel, 12, &"0".repeat(64));
+                let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
+                assert!(
+                    e.contains("is not a plain relative path inside the vectors directory"),
+                    "{rel}: {e}"
+                );
+            }
+            // A link inside the directory to a file outside it.
+            let dir = tmp.path().join("link");
+            copy_dir(&vectors(), &dir);
+            std::os::unix::fs::symlink(&outside, dir.join("leak.bin")).unwrap();
+            list(&dir, "leak.bin", 12, &"0".repeat(64));
+            let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
+            assert!(e.contains("leak.bin: is outside the vectors directory"), "{e}");
+            // A FIFO listed as a vector file: refused, not waited on.
+            let dir = tmp.path().join("fifo");
+            copy_dir(&vectors(), &dir);
+            assert!(Command::new("mkfifo")
+                .arg(dir.join("pipe.bin"))
+                .status()
+                .unwrap()
+                .success());
+            list(&dir, "pipe.bin", 12, &"0".repeat(64));
+            let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
+            assert!(e.contains("pipe.bin: not a regular file"), "{e}");
+            // A digest mismatch names the manifest's digest, not the file's.
+            let dir = tmp.path().join("digest");
+            copy_dir(&vectors(), &dir);
+            let data = std::fs::read(dir.join("probes.hex")).unwrap();
+            list(&dir, "probes.hex", data.len(), &"ab".repeat(32));
+            let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
+            assert!(e.contains("sha256 differs from the manifest's abab"), "{e}");
+            assert!(!e.contains(&sha(&data)), "the file's digest leaked: {e}");
+        },
+    );
 }
 
 #[test]
 fn a_key_cut_inside_a_character_and_out_of_range_fields_are_not_panics() {
-    let tmp = tempfile::tempdir().unwrap();
-    // The first member key of the `hash` cases: 'a' and then two-byte
-    // characters, so byte 48 falls inside one.
-    let dir = tmp.path().join("utf8");
-    copy_dir(&vectors(), &dir);
-    let keys = std::fs::read_to_string(dir.join("keys/lengths.hex")).unwrap();
-    let first = format!("a{}", "é".repeat(60));
-    let rest = keys.split_once('\n').unwrap().1;
-    put(&dir, "keys/lengths.hex", format!("{first}\n{rest}").as_bytes());
-    let out = conformance(&dir, "echo 0 #", &["--only", "hash", "--reader-only"]);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        stdout.contains(&format!("(key a{}...)", "é".repeat(47))),
-        "{stdout}"
-    );
+    child::run_limited(
+        "a_key_cut_inside_a_character_and_out_of_range_fields_are_not_panics",
+        child::Limits {
+            memory_kib: 1 << 20,
+            time: std::time::Duration::from_secs(10),
+        },
+        || {
+            let tmp = tempfile::tempdir().unwrap();
+            // The first member key of the `hash` cases: 'a' and then two-byte
+            // characters, so byte 48 falls inside one.
+            let dir = tmp.path().join("utf8");
+            copy_dir(&vectors(), &dir);
+            let keys = std::fs::read_to_string(dir.join("keys/lengths.hex")).unwrap();
+            let first = format!("a{}", "é".repeat(60));
+            let rest = keys.split_once('\n').unwrap().1;
+            put(&dir, "keys/lengths.hex", format!("{first}\n{rest}").as_bytes());
+            let out = conformance(&dir, "echo 0 #", &["--only", "hash", "--reader-only"]);
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert!(
+                stdout.contains(&format!("(key a{}...)", "é".repeat(47))),
+                "{stdout}"
+            );
 
-    // format_version and context beyond i32: an error, not a wrap to 7.
-    for (col, value) in [(3, "4294967303"), (4, "-4294967297")] {
-        let dir = tmp.path().join(format!("range{col}"));
-        copy_dir(&vectors(), &dir);
-        let cases = std::fs::read_to_string(dir.join("cases.tsv")).unwrap();
-        let mut done = false;
-        let changed: Vec<String> = cases
-            .lines()
-            .map(|l| {
-                let mut f: Vec<&str> = l.split('\t').collect();
-                if !done && !l.starts_with('#') && f[0] != "id" {
-                    f[col] = value;
-                    done = true;
-                }
-                f.join("\t")
-            })
-            .collect();
-        put(&dir, "cases.tsv", (changed.join("\n") + "\n").as_bytes());
-        let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
-        assert!(e.contains(&format!("{value:?} is out of range")), "{e}");
-    }
+            // format_version and context beyond i32: an error, not a wrap to 7.
+            for (col, value) in [(3, "4294967303"), (4, "-4294967297")] {
+                let dir = tmp.path().join(format!("range{col}"));
+                copy_dir(&vectors(), &dir);
+                let cases = std::fs::read_to_string(dir.join("cases.tsv")).unwrap();
+                let mut done = false;
+                let changed: Vec<String> = cases
+                    .lines()
+                    .map(|l| {
+                        let mut f: Vec<&str> = l.split('\t').collect();
+                        if !done && !l.starts_with('#') && f[0] != "id" {
+                            f[col] = value;
+                            done = true;
+                        }
+                        f.join("\t")
+                    })
+                    .collect();
+                put(&dir, "cases.tsv", (changed.join("\n") + "\n").as_bytes());
+                let e = one_line_failure(&conformance(&dir, RIBBON, &[]));
+                assert!(e.contains(&format!("{value:?} is out of range")), "{e}");
+            }
+        },
+    );
 }
 
 /// 25,000 rows naming the whole 20,000-line keys file (a 3 MB cases.tsv)

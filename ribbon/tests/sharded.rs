@@ -144,49 +144,58 @@ fn damage_is_refused() {
 /// "no". Each shard file now says which shard of how many it is.
 #[test]
 fn assemble_refuses_shards_in_the_wrong_place() {
-    let keys = hashes(20_000, 4);
-    let config = Config::balanced(64, 7.0);
-    let files = shard_files(&keys, 2, &config);
-    let refs: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
-    // In order: every member found.
-    let good = assemble(2, &refs).unwrap();
-    let view = ShardedRef::from_bytes(&good).unwrap();
-    assert!(keys.iter().all(|&h| view.try_contains_hash(h).unwrap()));
-    // Two swapped.
-    let swapped = [refs[1], refs[0], refs[2], refs[3]];
-    let e = assemble(2, &swapped).unwrap_err();
-    assert!(matches!(e, Error::WrongShard { expected: 0, .. }), "{e}");
-    assert!(
-        e.to_string().contains("given as shard 0, but it is shard 1 of 4"),
-        "{e}"
+    child::run_limited(
+        "assemble_refuses_shards_in_the_wrong_place",
+        child::Limits {
+            memory_kib: 512 << 10,
+            time: std::time::Duration::from_secs(10),
+        },
+        || {
+            let keys = hashes(20_000, 4);
+            let config = Config::balanced(64, 7.0);
+            let files = shard_files(&keys, 2, &config);
+            let refs: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+            // In order: every member found.
+            let good = assemble(2, &refs).unwrap();
+            let view = ShardedRef::from_bytes(&good).unwrap();
+            assert!(keys.iter().all(|&h| view.try_contains_hash(h).unwrap()));
+            // Two swapped.
+            let swapped = [refs[1], refs[0], refs[2], refs[3]];
+            let e = assemble(2, &swapped).unwrap_err();
+            assert!(matches!(e, Error::WrongShard { expected: 0, .. }), "{e}");
+            assert!(
+                e.to_string().contains("given as shard 0, but it is shard 1 of 4"),
+                "{e}"
+            );
+            // Built with other shard bits: four shards of an 8-shard container.
+            let other = shard_files(&keys, 3, &config);
+            let other: Vec<&[u8]> = other.iter().take(4).map(Vec::as_slice).collect();
+            let e = assemble(2, &other).unwrap_err();
+            assert!(
+                e.to_string().contains("(shard bits 3), not of 4 (shard bits 2)"),
+                "{e}"
+            );
+            // A bare standalone file says nothing about its place: refused.
+            let bare = build_shard(&[], 0, 0, &config).unwrap().into_bytes();
+            assert_eq!(assemble(0, &[&bare]).unwrap_err(), Error::BadMagic);
+            let wrapped = shard_file(0, 0, &bare);
+            assert!(assemble(0, &[&wrapped]).is_ok());
+            // Every single-byte change of a shard file is refused by the assembly.
+            let small = shard_file(
+                0,
+                0,
+                &build_shard(&keys[..50], 0, 0, &config).unwrap().into_bytes(),
+            );
+            for at in 0..small.len() {
+                let mut bad = small.clone();
+                bad[at] ^= 0x04;
+                assert!(assemble(0, &[&bad]).is_err(), "byte {at} changed undetected");
+            }
+            for len in 0..small.len() {
+                assert!(assemble(0, &[&small[..len]]).is_err(), "truncated to {len}");
+            }
+        },
     );
-    // Built with other shard bits: four shards of an 8-shard container.
-    let other = shard_files(&keys, 3, &config);
-    let other: Vec<&[u8]> = other.iter().take(4).map(Vec::as_slice).collect();
-    let e = assemble(2, &other).unwrap_err();
-    assert!(
-        e.to_string().contains("(shard bits 3), not of 4 (shard bits 2)"),
-        "{e}"
-    );
-    // A bare standalone file says nothing about its place: refused.
-    let bare = build_shard(&[], 0, 0, &config).unwrap().into_bytes();
-    assert_eq!(assemble(0, &[&bare]).unwrap_err(), Error::BadMagic);
-    let wrapped = shard_file(0, 0, &bare);
-    assert!(assemble(0, &[&wrapped]).is_ok());
-    // Every single-byte change of a shard file is refused by the assembly.
-    let small = shard_file(
-        0,
-        0,
-        &build_shard(&keys[..50], 0, 0, &config).unwrap().into_bytes(),
-    );
-    for at in 0..small.len() {
-        let mut bad = small.clone();
-        bad[at] ^= 0x04;
-        assert!(assemble(0, &[&bad]).is_err(), "byte {at} changed undetected");
-    }
-    for len in 0..small.len() {
-        assert!(assemble(0, &[&small[..len]]).is_err(), "truncated to {len}");
-    }
 }
 
 /// Issue 31: `big query` never checked a shard's body, and single-bit flips
@@ -194,39 +203,48 @@ fn assemble_refuses_shards_in_the_wrong_place() {
 /// time it is used, remembered per view; `from_bytes_unverified` opts out.
 #[test]
 fn a_damaged_shard_body_is_found_on_first_use() {
-    let keys = hashes(20_000, 5);
-    let file = build(&keys, 2, &Config::balanced(64, 7.0));
-    let view = ShardedRef::from_bytes(&file).unwrap();
-    let shard1 = view.shard(1).unwrap().as_bytes();
-    let start = shard1.as_ptr() as usize - file.as_ptr() as usize;
-    let (body_at, shard1_len) = (start + 200, shard1.len());
-    drop(view);
-    let mut flips = 0;
-    for bit in 0..40 {
-        let mut bad = file.clone();
-        let at = body_at + (bit * 37) % (shard1_len - 300);
-        bad[at] ^= 1 << (bit % 8);
-        let view = ShardedRef::from_bytes(&bad).unwrap();
-        let in_1: Vec<u64> = keys.iter().copied().filter(|&h| shard_of(h, 2) == 1).collect();
-        let in_0 = keys.iter().copied().find(|&h| shard_of(h, 2) == 0).unwrap();
-        // Other shards answer; the damaged one is an error, every time.
-        assert!(view.try_contains_hash(in_0).unwrap());
-        for &h in &in_1[..3] {
-            let e = view.try_contains_hash(h).unwrap_err();
-            assert!(matches!(e, Error::Shard { shard: 1, .. }), "{e}");
-        }
-        // The infallible query never says "no" for a member.
-        assert!(in_1.iter().all(|&h| view.contains_hash(h)));
-        assert!(view.clone().try_contains_hash(in_1[0]).is_err());
-        // Trusted bytes are not read before the query: the flip may then
-        // give false negatives (the documented price of the opt-out).
-        let trusted = ShardedRef::from_bytes_unverified(&bad).unwrap();
-        flips += in_1
-            .iter()
-            .filter(|&&h| !trusted.try_contains_hash(h).unwrap())
-            .count();
-    }
-    assert!(flips > 0, "the flips were harmless: the test shows nothing");
+    child::run_limited(
+        "a_damaged_shard_body_is_found_on_first_use",
+        child::Limits {
+            memory_kib: 512 << 10,
+            time: std::time::Duration::from_secs(10),
+        },
+        || {
+            let keys = hashes(20_000, 5);
+            let file = build(&keys, 2, &Config::balanced(64, 7.0));
+            let view = ShardedRef::from_bytes(&file).unwrap();
+            let shard1 = view.shard(1).unwrap().as_bytes();
+            let start = shard1.as_ptr() as usize - file.as_ptr() as usize;
+            let (body_at, shard1_len) = (start + 200, shard1.len());
+            drop(view);
+            let mut flips = 0;
+            for bit in 0..40 {
+                let mut bad = file.clone();
+                let at = body_at + (bit * 37) % (shard1_len - 300);
+                bad[at] ^= 1 << (bit % 8);
+                let view = ShardedRef::from_bytes(&bad).unwrap();
+                let in_1: Vec<u64> = keys.iter().copied().filter(|&h| shard_of(h, 2) == 1).collect();
+                let in_0 = keys.iter().copied().find(|&h| shard_of(h, 2) == 0).unwrap();
+                // Other shards answer; the damaged one is an error, every time.
+                assert!(view.try_contains_hash(in_0).unwrap());
+                for &h in &in_1[..3] {
+                    let e = view.try_contains_hash(h).unwrap_err();
+                    assert!(matches!(e, Error::Shard { shard: 1, .. }), "{e}");
+                }
+                // The infallible query never says "no" for a member.
+                assert!(in_1.iter().all(|&h| view.contains_hash(h)));
+                assert!(view.clone().try_contains_hash(in_1[0]).is_err());
+                // Trusted bytes are not read before the query: the flip may then
+                // give false negatives (the documented price of the opt-out).
+                let trusted = ShardedRef::from_bytes_unverified(&bad).unwrap();
+                flips += in_1
+                    .iter()
+                    .filter(|&&h| !trusted.try_contains_hash(h).unwrap())
+                    .count();
+            }
+            assert!(flips > 0, "the flips were harmless: the test shows nothing");
+        },
+    );
 }
 
 /// Issue 31: a forged header with 20 shard bits made the reader reserve its
