@@ -11,8 +11,8 @@
 //! bench-report` turns the results into the README's table and plot.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ribbon::rocksdb::format::FilterReader;
 use ribbon::core::hash::get_slice_hash64;
+use ribbon::rocksdb::format::FilterReader;
 use ribbon::test_support::keys::{member_keys, KeyKind};
 use ribbon_compat::harness::{build_packed, NativeReader};
 use ribbon_compat::packed::{build_rust, PackedKeys};

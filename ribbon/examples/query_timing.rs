@@ -7,14 +7,13 @@
 use ribbon::core::hash::split_mix64;
 use ribbon::rocksdb::builder::FilterBuilder;
 use ribbon::rocksdb::format::FilterReader;
-use ribbon::rocksdb::policy::{BuildContext, FilterPolicy, DEFAULT_FORMAT_VERSION};
+use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 use std::hint::black_box;
 use std::time::Instant;
 
 fn build(policy: &str, n: usize, seed: u64) -> Vec<u8> {
     let policy: FilterPolicy = policy.parse().expect("policy");
-    let mut b =
-        FilterBuilder::new(&policy, &BuildContext::sst_file_writer(DEFAULT_FORMAT_VERSION)).expect("builder");
+    let mut b = FilterBuilder::new(&policy, &BuildContext::sst_file_writer(7)).expect("builder");
     let mut s = seed;
     for _ in 0..n {
         b.add_key_hash(split_mix64(&mut s))

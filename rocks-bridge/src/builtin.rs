@@ -13,7 +13,7 @@ use ribbon::rocksdb::builder::FilterBuilder;
 use ribbon::rocksdb::format::{FilterReader, ALWAYS_TRUE_FILTER};
 use ribbon::rocksdb::policy::{self, BuildContext, FilterPolicy, PolicyKind, Provider};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Registers both ids in the policy registry (once per process).

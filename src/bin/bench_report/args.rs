@@ -78,13 +78,31 @@ mod tests {
     fn helpers_and_flags_parse() {
         let a = Args::try_parse_from(["bench-report", "--skip-db"]).unwrap();
         assert!(a.skip_db && a.mode.is_none());
-        let a = Args::try_parse_from(["bench-report", "measure", "ribbon", "sst", "verify", "--json", "x"]).unwrap();
+        let a = Args::try_parse_from([
+            "bench-report",
+            "measure",
+            "ribbon",
+            "sst",
+            "verify",
+            "--json",
+            "x",
+        ])
+        .unwrap();
         match a.mode {
-            Some(Mode::Measure { command }) => assert_eq!(command, ["ribbon", "sst", "verify", "--json", "x"]),
+            Some(Mode::Measure { command }) => {
+                assert_eq!(command, ["ribbon", "sst", "verify", "--json", "x"])
+            }
             other => panic!("{other:?}"),
         }
         let a = Args::try_parse_from(["bench-report", "build-loop", "rocksdb", "1000", "3"]).unwrap();
-        assert!(matches!(a.mode, Some(Mode::BuildLoop { side: Side::Rocksdb, n: 1000, reps: 3 })));
+        assert!(matches!(
+            a.mode,
+            Some(Mode::BuildLoop {
+                side: Side::Rocksdb,
+                n: 1000,
+                reps: 3
+            })
+        ));
         assert!(Args::try_parse_from(["bench-report", "child-memory", "rust"]).is_err());
         assert!(Args::try_parse_from(["bench-report", "--db-only", "--skip-db"]).is_err());
         assert!(Args::try_parse_from(["bench-report", "--bogus"]).is_err());

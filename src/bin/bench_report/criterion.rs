@@ -32,7 +32,9 @@ fn parse_median(text: &str) -> Result<f64, serde_json::Error> {
 /// directory has `/` replaced by `_`; a function/parameter id is two nested
 /// directories.
 fn estimates_path(dir: &Path, group: &str, id: &str) -> PathBuf {
-    dir.join(group.replace('/', "_")).join(id).join("new/estimates.json")
+    dir.join(group.replace('/', "_"))
+        .join(id)
+        .join("new/estimates.json")
 }
 
 /// Median time in ns of one criterion benchmark, or `None` when it did not

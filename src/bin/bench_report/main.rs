@@ -425,7 +425,6 @@ fn db_bench() -> BTreeMap<&'static str, [f64; 3]> {
     best
 }
 
-
 /// `Machine: CPU, N cores; flags.` and whether this is the native build.
 fn machine_line() -> (String, bool) {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -811,8 +810,8 @@ fn sst_cli_table(out: &mut String) {
 /// `--breakdown N`: where a Rust Ribbon build of N keys spends its time.
 fn breakdown(n: usize) {
     use ribbon::core::alg::{Banding, Standard128};
-    use ribbon::core::solution::InterleavedLayout;
     use ribbon::core::hasher::{sort_by_start, Hasher};
+    use ribbon::core::solution::InterleavedLayout;
     let keys = PackedKeys::new(&member_keys(KeyKind::Binary16To24, n, 1));
     let reps = 5;
     let mut t = [0f64; 6];

@@ -78,8 +78,14 @@ mod tests {
     #[test]
     fn every_series_is_a_line_with_its_name() {
         let series = vec![
-            ("rust_ribbon".to_string(), vec![(1e4, 30.0), (1e5, 32.0), (1e6, 45.0)]),
-            ("rocksdb_ribbon".to_string(), vec![(1e4, 50.0), (1e5, 52.0), (1e6, 98.0)]),
+            (
+                "rust_ribbon".to_string(),
+                vec![(1e4, 30.0), (1e5, 32.0), (1e6, 45.0)],
+            ),
+            (
+                "rocksdb_ribbon".to_string(),
+                vec![(1e4, 50.0), (1e5, 52.0), (1e6, 98.0)],
+            ),
         ];
         let svg = svg_plot("Build <ns/key>", &series);
         assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));

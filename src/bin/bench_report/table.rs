@@ -147,13 +147,24 @@ mod tests {
         t.within("FP rate", 1.02, 1.0, "%", 0.05);
         t.within("FP rate", 0.94, 1.0, "%", 0.05);
         t.row_vs("SstFile", 1.1, 1.0, "ns", 1.1);
-        assert!(t.out.starts_with("| measure | Rust | RocksDB C++ | ratio Rust/C++ | target | met |"));
+        assert!(t
+            .out
+            .starts_with("| measure | Rust | RocksDB C++ | ratio Rust/C++ | target | met |"));
         let rows = rows(&t);
-        assert_eq!(rows[0], "| build | 30.00 ns/key | 60.00 ns/key | 0.50 | ≤ 0.5 | yes |");
+        assert_eq!(
+            rows[0],
+            "| build | 30.00 ns/key | 60.00 ns/key | 0.50 | ≤ 0.5 | yes |"
+        );
         assert_eq!(rows[1], "| query | 31.00 ns | 60.00 ns | 0.52 | ≤ 0.5 | **no** |");
-        assert_eq!(rows[2], "| bits/key | 6.80 bits | 7.10 bits | 0.96 | ≤ 6.80 bits | yes |");
+        assert_eq!(
+            rows[2],
+            "| bits/key | 6.80 bits | 7.10 bits | 0.96 | ≤ 6.80 bits | yes |"
+        );
         assert!(rows[3].ends_with("| **no** |"), "{}", rows[3]);
-        assert_eq!(rows[4], "| FP rate | 1.020 % | 1.000 % | 1.020 | 0.95–1.05 | yes |");
+        assert_eq!(
+            rows[4],
+            "| FP rate | 1.020 % | 1.000 % | 1.020 | 0.95–1.05 | yes |"
+        );
         assert!(rows[5].ends_with("| **no** |"), "{}", rows[5]);
         assert!(rows[6].ends_with("| 1.10 | ≤ 1.1 | yes |"), "{}", rows[6]);
     }
@@ -180,7 +191,13 @@ mod tests {
             ("none", [1.8, 2.5, 2.7]),
         ]);
         let out = db_floor_table(&db);
-        assert!(out.contains("| fill + flush + compaction | 1.80 s | 2.00 s | 2.00 s | 0.90 |"), "{out}");
-        assert!(out.contains("| Gets of absent keys | 2.50 s | 1.25 s | 1.00 s | 2.00 |"), "{out}");
+        assert!(
+            out.contains("| fill + flush + compaction | 1.80 s | 2.00 s | 2.00 s | 0.90 |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| Gets of absent keys | 2.50 s | 1.25 s | 1.00 s | 2.00 |"),
+            "{out}"
+        );
     }
 }
