@@ -19,7 +19,7 @@
 //! finaliser of MurmurHash3 (a bijection with full avalanche), applied to
 //! the hash XOR a different constant for each use, so the uses are
 //! independent of each other. A structure's check hash `c` then gives the
-//! element's three cells ([`positions`]): two from its 32-bit halves, the
+//! element's three cells (`positions`): two from its 32-bit halves, the
 //! third from the high half of `c × K` folded (the 128-bit product's halves
 //! XORed), which depends on every bit of `c`. Sketch format version 2
 //! (version 1 spent eight mixes per key).

@@ -18,7 +18,7 @@
 //!    job per shard for any batch runner (`make -j`, GNU parallel, a
 //!    cluster's array jobs): the result depends only on the shard's hashes,
 //!    never on which job or thread built it, and it records which shard of
-//!    how many it is ([shard files](format#shard-files));
+//!    how many it is ([shard files](mod@format#shard-files));
 //! 3. describe every shard with [`ShardEntry::of_file`] (which checks that
 //!    the file is that shard of that many and verifies it), write
 //!    [`Layout::head`], then each shard's standalone bytes followed by
