@@ -229,6 +229,25 @@ fn sketch_sizes_and_forged_sketches_stay_within_memory() {
                 e.contains("do not decode to a set difference: a key with chunks missing"),
                 "{e}"
             );
+            // A forged estimator (a top stratum that never peels) makes
+            // `estimate` recommend the largest sketch: it now says what that
+            // costs, and `sketch` refuses it (above).
+            let mut forged_estimate = honest.clone();
+            let strata = u32::from_le_bytes(honest[28..32].try_into().unwrap()) as usize;
+            let stratum_cells = u32::from_le_bytes(honest[32..36].try_into().unwrap()) as usize;
+            let top = 36 + (strata - 1) * stratum_cells * 20;
+            forged_estimate[top..top + 4].copy_from_slice(&2i32.to_le_bytes());
+            let end = forged_estimate.len() - 8;
+            let sum = ribbon_reconcile::hashing::key_hash(&forged_estimate[..end], 0);
+            forged_estimate[end..].copy_from_slice(&sum.to_le_bytes());
+            let fe = dir.path().join("forged-estimate.sketch");
+            std::fs::write(&fe, &forged_estimate).unwrap();
+            let printed = ok(&["reconcile", "estimate", &out, fe.to_str().unwrap()]);
+            assert!(
+                printed.contains("--cells 805306368")
+                    && printed.contains("over the default --max-memory of 1024 MiB"),
+                "{printed}"
+            );
             let o = ribbon(&["reconcile", "diff", "-", "-"]);
             assert_eq!(o.status.code(), Some(2));
             let e = String::from_utf8(o.stderr).unwrap();
