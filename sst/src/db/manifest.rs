@@ -101,6 +101,7 @@ struct Edit {
     comparator: Option<String>,
     log_number: Option<u64>,
     last_sequence: Option<u64>,
+    next_file: Option<u64>,
     deleted: Vec<(u32, u64)>,
     added: Vec<FileMeta>,
     cf_add: Option<String>,
@@ -215,10 +216,6 @@ fn new_file4_fields(r: &mut Reader<'_>, mut f: FileMeta) -> Result<FileMeta, Str
 }
 
 fn decode_edit(data: &[u8]) -> Result<Edit, String> {
-    if data.is_empty() {
-        // RocksDB's VersionEditHandler finds no column family in it.
-        return Err("an empty VersionEdit".into());
-    }
     let mut r = Reader::new(data);
     let mut e = Edit::default();
     while !r.is_empty() {
@@ -232,7 +229,8 @@ fn decode_edit(data: &[u8]) -> Result<Edit, String> {
             // kLogNumber
             2 => e.log_number = Some(take(r.varint64(), "log number")?),
             // kNextFileNumber, kPrevLogNumber, kMinLogNumberToKeep
-            3 | 9 | 10 => {
+            3 => e.next_file = Some(take(r.varint64(), "next file number")?),
+            9 | 10 => {
                 take(r.varint64(), "number")?;
             }
             4 => e.last_sequence = Some(take(r.varint64(), "last sequence")?),
@@ -345,6 +343,8 @@ impl Version {
         let mut reader = LogReader::new(data, number);
         let mut group: Vec<Edit> = Vec::new();
         let mut records = 0u64;
+        // What RocksDB's VersionEditHandler::CheckIterationResult requires.
+        let (mut next_file, mut log_number, mut last_sequence) = (false, false, false);
         while let Some(record) = reader.next_record() {
             let Record::Data(bytes) = record else {
                 continue;
@@ -352,6 +352,9 @@ impl Version {
             records += 1;
             let edit = decode_edit(&bytes)
                 .map_err(|w| DbError::corrupt(&shown, format!("VersionEdit {records}: {w}")))?;
+            next_file |= edit.next_file.is_some();
+            log_number |= edit.log_number.is_some();
+            last_sequence |= edit.last_sequence.is_some();
             match edit.atomic_group_remaining {
                 Some(remaining) => {
                     group.push(edit);
@@ -385,6 +388,16 @@ impl Version {
         }
         if records == 0 {
             return Err(DbError::corrupt(&shown, "no VersionEdit"));
+        }
+        for (have, what) in [
+            (next_file, "next-file-number"),
+            (log_number, "log-number"),
+            (last_sequence, "last-sequence-number"),
+        ] {
+            if !have {
+                // RocksDB refuses the same (an empty or partial MANIFEST).
+                return Err(DbError::corrupt(&shown, format!("no {what} entry in the MANIFEST")));
+            }
         }
         v.end = end;
         Ok(v)
@@ -485,6 +498,10 @@ mod tests {
         let mut first = Vec::new();
         put_varint64(&mut first, 1);
         lp(&mut first, b"leveldb.BytewiseComparator");
+        for tag in [2, 3, 4] {
+            put_varint64(&mut first, tag);
+            put_varint64(&mut first, 10);
+        }
         let mut del = Vec::new();
         put_varint64(&mut del, 6);
         put_varint64(&mut del, 0);

@@ -249,6 +249,16 @@ impl Db {
                     ),
                 ));
             }
+            if comparator.compare_internal(&f.smallest, &f.largest) == Some(Ordering::Greater) {
+                return Err(DbError::corrupt(
+                    &manifest_name,
+                    format!(
+                        "file {}: its smallest key is after its largest in the order of {:?} (does the MANIFEST's comparator match the files?)",
+                        f.number,
+                        cf.comparator.as_deref().unwrap_or("leveldb.BytewiseComparator")
+                    ),
+                ));
+            }
             let path = file_dir(dir, f, how)?;
             let level = f.level as usize;
             if levels.len() <= level {
