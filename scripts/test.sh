@@ -29,6 +29,9 @@ if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq chromium
 fi
 cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli
+# ribbon as a #![no_std] crate (alloc only; its unit tests, as doctests need std), and its serde feature.
+cargo test --release -p rocks-ribbon --no-default-features --lib
+cargo test --release -p rocks-ribbon --features serde
 
 echo "== the pure-Rust crates package for crates.io"
 # A target directory of its own, new each run: cargo unpacks the packaged

@@ -53,6 +53,7 @@
 //! Internal to the formats (see the crate docs): public for tests, tools
 //! and experiments; its API may change with any release.
 
+use crate::core::prelude::*;
 use core::fmt::Debug;
 use core::marker::PhantomData;
 use core::ops::{BitAnd, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Shl, Shr};

@@ -69,6 +69,7 @@ pub(crate) fn answer_pipelined<Q: Copy, S: Copy + Default>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::prelude::*;
 
     #[test]
     fn answers_the_common_prefix_in_order_and_leaves_the_rest() {

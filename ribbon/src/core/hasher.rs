@@ -16,6 +16,7 @@
 
 use crate::core::alg::{Banding, CoeffRow, Equation, RibbonSettings};
 use crate::core::math::fast_range64_to_u32;
+use crate::core::prelude::*;
 use core::marker::PhantomData;
 
 const COEFF_AND_RESULT_FACTOR: u64 = 0xc28f_8282_2b65_0bed;

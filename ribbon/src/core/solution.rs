@@ -30,6 +30,8 @@
 use crate::core::alg::{Banding, CoeffRow, RibbonSettings};
 use crate::core::arch::{self, RibbonKernel};
 use crate::core::batch::answer_in_batches;
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
 use crate::core::hasher::Hasher;
 use core::marker::PhantomData;
 
@@ -511,6 +513,7 @@ mod tests {
     use crate::core::alg::Standard128;
     use crate::core::hash::split_mix64;
     use crate::core::hasher::band_with_seeds;
+    use crate::core::prelude::*;
 
     /// The dispatched back-substitution (POPCNT where the CPU has it) writes
     /// what the portable one writes, in one call or range by range.

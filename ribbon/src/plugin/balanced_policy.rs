@@ -43,6 +43,7 @@
 //! Blocks of the other kinds this policy writes (Bloom) are RocksDB's own
 //! bytes, read by their marker as usual.
 
+use crate::core::prelude::*;
 use crate::rocksdb::builder::FilterBuilder;
 use crate::rocksdb::policy::{BitsPerKey, BuildContext, FilterKind, FilterPolicy, PolicyParseError};
 use crate::standalone::{self, Config, Precision, Ribbon, RibbonRef};

@@ -10,6 +10,7 @@
 //! gives back the same bytes (bytes past the last whole 16-byte segment,
 //! which RocksDB ignores, are dropped).
 
+use crate::core::prelude::*;
 use crate::rocksdb::standard128::{
     self, RibbonTrailer, Standard128, FAILURE_CHANCE, MAX_BLOCKS, METADATA_LEN,
 };

@@ -14,6 +14,7 @@
 use crate::core::batch::answer_pipelined;
 use crate::core::filter::MayContain;
 use crate::core::hash::get_slice_hash64;
+use crate::core::prelude::*;
 use crate::core::solution::QuerySite;
 use crate::plugin::balanced_policy;
 use crate::rocksdb::format::{FilterDescription, FilterReader};

@@ -6,6 +6,7 @@
 //! `Standard128RibbonBitsBuilder::Finish`).
 
 use crate::core::hash::{bloom_hash, get_slice_hash64};
+use crate::core::prelude::*;
 use crate::rocksdb::policy::{BuildContext, FilterKind, FilterPolicy};
 use crate::rocksdb::standard128;
 
@@ -299,7 +300,7 @@ impl core::fmt::Display for KeyHashRefused {
     }
 }
 
-impl std::error::Error for KeyHashRefused {}
+impl core::error::Error for KeyHashRefused {}
 
 /// Builds one filter from `keys` under `policy` and `ctx`; `None` when the
 /// policy writes no filter.

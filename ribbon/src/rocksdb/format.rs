@@ -28,6 +28,7 @@
 
 use crate::core::filter::MayContain;
 use crate::core::hash::{bloom_hash, get_slice_hash64};
+use crate::core::prelude::*;
 use crate::rocksdb::bloom::{
     fast_local, legacy, FastLocalBloomImpl, FastLocalBloomReader, LegacyBloomReader, LegacyLocalityBloomImpl,
 };
@@ -351,7 +352,7 @@ impl fmt::Display for NotAFilter {
     }
 }
 
-impl std::error::Error for NotAFilter {}
+impl core::error::Error for NotAFilter {}
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

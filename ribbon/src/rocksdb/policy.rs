@@ -6,6 +6,7 @@
 //! `test::*FilterPolicy` classes and their `ObjectLibrary` patterns) and
 //! `utilities/object_registry.cc` (how a pattern matches a number).
 
+use crate::core::prelude::*;
 use crate::rocksdb::bloom::{BloomMath, FastLocalBloomBuilder, FastLocalBloomImpl, LegacyBloomBuilder};
 use core::fmt;
 
@@ -263,7 +264,7 @@ impl fmt::Display for PolicyParseError {
     }
 }
 
-impl std::error::Error for PolicyParseError {}
+impl core::error::Error for PolicyParseError {}
 
 impl PolicyParseError {
     /// The same reason, for the string the caller was given (a policy
@@ -517,6 +518,23 @@ impl core::str::FromStr for FilterPolicy {
             input: s.to_string(),
             reason: "names no filter-building policy",
         })
+    }
+}
+
+/// With the `serde` feature, a policy serializes as its id
+/// ([`FilterPolicy::id`]) and deserializes from any id `FromStr` accepts.
+#[cfg(feature = "serde")]
+impl serde::Serialize for FilterPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.id())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for FilterPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let id = <alloc::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+        id.parse().map_err(serde::de::Error::custom)
     }
 }
 

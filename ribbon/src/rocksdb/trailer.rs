@@ -31,6 +31,8 @@
 //! [`crate::rocksdb::standard128::MAX_RIBBON_ENTRIES`] keys), and
 //! [`crate::rocksdb::format::FilterReader::parse`] rejects one.
 
+use crate::core::prelude::*;
+
 /// Length in bytes of the trailer ("metadata") that ends every non-empty
 /// built-in filter block.
 pub const METADATA_LEN: usize = 5;

@@ -4,7 +4,10 @@
 use super::{Mode, Ribbon, RibbonRef};
 use crate::core::config::ConstructionFailureChance;
 use crate::core::filter::MayContain;
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
 use crate::core::hash::{get_slice_hash64, split_mix64};
+use crate::core::prelude::*;
 
 /// Keys hashed per batch in [`Ribbon::contains_many`].
 const HASH_BATCH: usize = 64;
@@ -269,6 +272,7 @@ impl RibbonRef<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::{Config, Ribbon};
+    use crate::core::prelude::*;
 
     /// The two halves of a batched query answer as the single query, for
     /// every width, Standard, Homogeneous, smash and Balanced filters, and

@@ -7,6 +7,7 @@ use super::file::{Header, HEADER_LEN};
 use super::{sizing, Config, Decoded, Error, Mode, Ribbon};
 use crate::core::alg::{CoeffRow, RibbonSettings};
 use crate::core::hash::get_slice_hash64;
+use crate::core::prelude::*;
 use crate::core::solution::InterleavedLayout;
 
 impl Ribbon {

@@ -3,9 +3,13 @@
 use super::engine::{Shape, Width};
 use super::Error;
 use crate::core::config::ConstructionFailureChance;
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
+use crate::core::prelude::*;
 
 /// Standard or Homogeneous Ribbon (the paper's sections 2–3 and 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Mode {
     /// Every key's equation has a hash-derived result row: the FP rate is
     /// exactly `2^-r`, but banding can fail for a seed, so construction
@@ -23,6 +27,7 @@ pub enum Mode {
 
 /// How many result bits (solution columns) each slot stores: the FP rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Precision {
     /// `r` result bits per slot, `1.0 ..= 32.0`. A whole `r` gives an FP rate
     /// of `2^-r`; a fractional `r` stores `⌊r⌋` columns in a `1 - frac(r)`
@@ -94,6 +99,7 @@ impl Precision {
 /// assert!(Config { width: 16, ..Config::default() }.validate().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Config {
     /// Ribbon width `w` in bits: 32, 64 or 128. Wider ribbons need fewer
     /// slots per key and are slower to build and query.

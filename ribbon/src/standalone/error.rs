@@ -1,6 +1,7 @@
 //! Everything that can go wrong building, loading or converting a
 //! standalone filter.
 
+use crate::core::prelude::*;
 use core::fmt;
 
 /// Everything that can go wrong building, loading or converting a filter.
@@ -99,4 +100,4 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}

@@ -90,6 +90,7 @@ use super::Error;
 use crate::core::alg::{CoeffRow, RibbonSettings};
 use crate::core::config::ConstructionFailureChance;
 use crate::core::hash::hash64;
+use crate::core::prelude::*;
 use crate::core::solution::InterleavedLayout;
 
 /// The file's first 8 bytes.

@@ -36,6 +36,8 @@
 //!
 //! See the crate's user guide for which configuration to pick.
 
+use crate::core::prelude::*;
+
 mod api;
 pub(crate) mod balanced;
 mod build;
@@ -235,5 +237,95 @@ impl fmt::Debug for Ribbon {
 impl fmt::Debug for RibbonRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         debug_fields(f, "RibbonRef", &self.decoded.header, self.bytes.len())
+    }
+}
+
+/// With the `serde` feature, a filter serializes as its bytes in the
+/// [file format](mod@file) (`serialize_bytes`), and deserializes from them
+/// with [`Ribbon::from_bytes`]'s checks (bytes or a sequence of `u8`, as
+/// JSON writes them); [`RibbonRef`] deserializes zero-copy from formats
+/// that lend bytes (bincode, postcard, ...).
+///
+/// ```
+/// # #[cfg(feature = "serde")] {
+/// use ribbon::{Config, Ribbon, RibbonRef};
+/// use serde::de::value::{BorrowedBytesDeserializer, Error};
+/// use serde::Deserialize;
+///
+/// let filter = Ribbon::from_keys(["apple", "banana"], &Config::default()).unwrap();
+/// let view = RibbonRef::deserialize(BorrowedBytesDeserializer::<Error>::new(filter.as_bytes())).unwrap();
+/// assert!(view.contains("apple"));
+/// assert!(RibbonRef::deserialize(BorrowedBytesDeserializer::<Error>::new(b"not a filter")).is_err());
+/// # }
+/// ```
+#[cfg(feature = "serde")]
+mod serde_impls {
+    use super::{Ribbon, RibbonRef};
+    use crate::core::prelude::*;
+    use core::fmt;
+    use serde::de::{self, Deserializer, SeqAccess, Visitor};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    impl Serialize for Ribbon {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_bytes(self.as_bytes())
+        }
+    }
+
+    impl Serialize for RibbonRef<'_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_bytes(self.as_bytes())
+        }
+    }
+
+    /// Owned bytes from bytes or a sequence of `u8`.
+    struct OwnedBytes;
+
+    impl<'de> Visitor<'de> for OwnedBytes {
+        type Value = Ribbon;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the bytes of a standalone Ribbon filter")
+        }
+
+        fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Ribbon, E> {
+            Ribbon::from_bytes(v).map_err(E::custom)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ribbon, A::Error> {
+            // The hint is the format's word: cap what it reserves.
+            let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+            while let Some(b) = seq.next_element::<u8>()? {
+                bytes.push(b);
+            }
+            self.visit_bytes(&bytes)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Ribbon {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_bytes(OwnedBytes)
+        }
+    }
+
+    /// Borrowed bytes only: a zero-copy view needs the format's own bytes.
+    struct BorrowedBytes;
+
+    impl<'de> Visitor<'de> for BorrowedBytes {
+        type Value = RibbonRef<'de>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("borrowed bytes of a standalone Ribbon filter")
+        }
+
+        fn visit_borrowed_bytes<E: de::Error>(self, v: &'de [u8]) -> Result<RibbonRef<'de>, E> {
+            RibbonRef::from_bytes(v).map_err(E::custom)
+        }
+    }
+
+    impl<'de: 'a, 'a> Deserialize<'de> for RibbonRef<'a> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_bytes(BorrowedBytes)
+        }
     }
 }

@@ -24,6 +24,8 @@ use super::engine::{dispatch, Engine, QueryState, Visitor};
 use super::Error;
 use crate::core::alg::{Banding, CoeffRow, RibbonSettings};
 use crate::core::config::{BandingConfig, ConstructionFailureChance};
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
 use crate::core::hasher::Hasher;
 use crate::core::solution::{self, InterleavedLayout};
 

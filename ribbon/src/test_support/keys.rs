@@ -1,8 +1,11 @@
 //! Deterministic key generators shared by the golden-vector generator, the
 //! `ribbon` crate tests, the benchmarks and the compatibility suite.
 
+use crate::core::prelude::*;
+
 /// SplitMix64 ([`crate::core::hash::split_mix64`]): a small deterministic
 /// generator for test data; the field is its state.
+
 #[derive(Debug, Clone)]
 pub struct Rng(pub u64);
 

@@ -2,6 +2,9 @@
 //! allowed a stated number of standard deviations, never an unexplained
 //! interval.
 
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
+
 /// Standard deviations tolerated by a check repeated over many
 /// configurations in one run.
 pub const FREQUENT_SIGMAS: f64 = 5.0;

@@ -15,7 +15,30 @@ use core::arch::x86_64::{
     _mm512_setr_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512, _mm_prefetch,
     _MM_HINT_T0,
 };
-use std::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
+
+/// `is_x86_feature_detected!` where the run-time check exists (`std`);
+/// without `std`, `false`: only the compile-time target features (the
+/// `cfg!(target_feature = ...)` each caller tries first) pick a kernel.
+#[cfg(feature = "std")]
+macro_rules! runtime_detected {
+    ($feature:tt) => {
+        std::is_x86_feature_detected!($feature)
+    };
+}
+#[cfg(not(feature = "std"))]
+macro_rules! runtime_detected {
+    ($feature:tt) => {
+        not_detectable($feature)
+    };
+}
+
+/// Without `std`, no feature is detected at run time.
+#[cfg(not(feature = "std"))]
+#[inline(always)]
+fn not_detectable(_feature: &str) -> bool {
+    false
+}
 
 /// Prefetch hint (`prefetcht0`, into every cache level; see the module docs
 /// for why not RocksDB's `prefetcht2`) for `byte`'s cache
@@ -55,7 +78,7 @@ static AVX2: AtomicU8 = AtomicU8::new(0);
 /// (also `true` without a check in a build with `+avx2`).
 #[inline(always)]
 pub(crate) fn avx2_detected() -> bool {
-    cfg!(target_feature = "avx2") || cached_feature(&AVX2, || std::is_x86_feature_detected!("avx2"))
+    cfg!(target_feature = "avx2") || cached_feature(&AVX2, || runtime_detected!("avx2"))
 }
 
 /// 0: not checked yet; 1: no POPCNT; 2: POPCNT.
@@ -66,7 +89,7 @@ static POPCNT: AtomicU8 = AtomicU8::new(0);
 /// relaxed atomic load (`true` without a check in a `+popcnt` build).
 #[inline(always)]
 pub(crate) fn popcnt_detected() -> bool {
-    cfg!(target_feature = "popcnt") || cached_feature(&POPCNT, || std::is_x86_feature_detected!("popcnt"))
+    cfg!(target_feature = "popcnt") || cached_feature(&POPCNT, || runtime_detected!("popcnt"))
 }
 
 /// The parities of `8 * groups` columns of a width-128 Ribbon query site:
@@ -325,7 +348,7 @@ pub(crate) fn avx512_popcnt_detected() -> bool {
         target_feature = "avx512f",
         target_feature = "avx512vpopcntdq"
     )) || cached_feature(&AVX512_POPCNT, || {
-        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vpopcntdq")
+        runtime_detected!("avx512f") && runtime_detected!("avx512vpopcntdq")
     })
 }
 

@@ -41,6 +41,7 @@
 //!   a block, which [`BackSubstBySegment`] handles.
 
 use crate::core::alg::{CoeffRow, RibbonSettings};
+use crate::core::prelude::*;
 use crate::core::solution::{BackSubstState, InterleavedLayout};
 
 pub mod segments;

@@ -17,6 +17,7 @@
 use super::{BackSubstBySegment, Carries};
 use crate::core::alg::{CoeffRow, RibbonSettings};
 use crate::core::hasher::{band_with_seeds, Hasher};
+use crate::core::prelude::*;
 use crate::core::solution::InterleavedLayout;
 
 /// Filters with fewer slots (about 250,000 keys) are built with one full

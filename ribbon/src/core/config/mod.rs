@@ -64,7 +64,9 @@
 //!
 //! * `log2` is computed as `ln(x) * 1.4426950409` (the truncated constant, not
 //!   [`std::f64::consts::LOG2_E`]), with `ln` from the platform's libm, as in
-//!   RocksDB.
+//!   RocksDB (without the `std` feature, from the `libm` crate, which differs
+//!   in the last bit for some arguments; the slot counts tested here are
+//!   RocksDB's in both builds).
 //! * Float-to-integer conversions truncate toward zero. Where RocksDB's
 //!   conversion would be out of range (undefined behaviour in C++; only
 //!   [`BandingConfig::num_slots`] for more than roughly 2/3 of `u32::MAX` keys,
@@ -97,6 +99,7 @@ use tables::{KnownToAdd, FACTOR_PER_POW2_128, FACTOR_PER_POW2_64, KNOWN_SIZE};
 /// Accepting a higher chance packs more keys into the same slots (less space
 /// overhead) at the price of more re-seeding during construction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ConstructionFailureChance {
     /// About one seed in 2 fails (`kOneIn2`).
     OneIn2,
@@ -353,7 +356,7 @@ const LOG2_OF_E: f64 = 1.4426950409;
 
 /// `log2(x)` the way RocksDB computes it.
 fn approx_log2(x: u32) -> f64 {
-    f64::from(x).ln() * LOG2_OF_E
+    crate::core::float::ln(f64::from(x)) * LOG2_OF_E
 }
 
 /// Homogeneous Ribbon's headroom, in keys.

@@ -6,6 +6,8 @@
 //! `BandingConfigHelper1<failure_chance, bits, smash, homog>` on the inputs of
 //! [`samples`] and folds the results with FNV-1a (see [`Fnv`]).
 
+use crate::core::prelude::*;
+
 use super::ConstructionFailureChance::{self, OneIn1000, OneIn2, OneIn20};
 use super::{get_num_slots, get_num_to_add, BandingConfig};
 

@@ -67,6 +67,7 @@ pub fn bloom_hash(key: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::prelude::*;
 
     /// RocksDB's `HashTest.Values`: every known answer, seed as `BloomHash`.
     #[test]

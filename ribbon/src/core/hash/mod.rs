@@ -90,6 +90,7 @@ pub fn split_mix64(state: &mut u64) -> u64 {
 mod tests {
     use super::*;
     use crate::core::math::{lower32of64, upper32of64};
+    use crate::core::prelude::*;
 
     /// RocksDB's `HashTest.Hash64Misc`.
     #[test]

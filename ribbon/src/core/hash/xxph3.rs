@@ -327,6 +327,7 @@ fn hash_long_with_secret(data: &[u8], secret: &[u8; SECRET_SIZE]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::prelude::*;
 
     #[test]
     fn block_geometry() {

@@ -9,6 +9,9 @@
 //! platform `exp`/`pow`/`sqrt` (never `powi`), so on the same platform the
 //! results are the same `f64` values RocksDB computes.
 
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
+
 /// Namespace for the Bloom filter FP-rate formulas (all associated functions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BloomMath;

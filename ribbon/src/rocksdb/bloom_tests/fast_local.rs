@@ -1,6 +1,8 @@
 //! Tests: ports of RocksDB's `util/bloom_test.cc` (FullBloomTest) for
 //! FastLocalBloom, and properties of the builder and reader.
 
+use crate::core::prelude::*;
+
 use super::{
     assert_binomial, check_filter_size_consistency, check_varying_lengths, first_fps, key, packed_matches,
     rocksdb_matches, RawFilter, Rng, FREQUENT_SIGMAS,

@@ -3,6 +3,10 @@
 //! tests of this module's layers together, kept out of `bloom` (which the
 //! builder and the policies use).
 
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
+use crate::core::prelude::*;
+
 mod fast_local;
 mod legacy;
 

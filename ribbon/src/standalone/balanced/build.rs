@@ -6,8 +6,11 @@
 use super::{bucket, mix, Geometry, BUCKETS, KEEP_ALL, MAX_SHARD_BITS};
 use crate::core::alg::{Banding, BandingObserver, CoeffRow, Equation, NoObserver, RibbonSettings};
 use crate::core::bounded::{BackSubstBySegment, Carries};
+#[cfg(not(any(feature = "std", test)))]
+use crate::core::float::Float as _;
 use crate::core::hasher::Hasher;
 use crate::core::math::{fast_range32, prefix_sums};
+use crate::core::prelude::*;
 use crate::core::solution::{self, InterleavedLayout};
 
 /// Keys per shard the sizing aims at, by ribbon width 32, 64, 128: a shard

@@ -617,6 +617,7 @@ mod tests {
     use super::*;
     use crate::core::alg::Settings;
     use crate::core::hasher::Hasher;
+    use crate::core::prelude::*;
 
     type W64 = Settings<u64, true, false, false>;
 

@@ -4,6 +4,7 @@ use super::format::{
     first_shard_offset, index_checksum, Error, Header, ShardFileHeader, MIN_SHARD_LEN, SHARD_ALIGN,
 };
 use super::{shard_hash, shard_of, MAX_SHARD_BITS};
+use crate::core::prelude::*;
 use crate::standalone::{Config, Ribbon, RibbonRef};
 
 /// Builds shard `shard` of `2^shard_bits` from the 64-bit key hashes that

@@ -61,6 +61,7 @@
 //! ```
 
 use crate::core::hash::hash64;
+use crate::core::prelude::*;
 use crate::standalone;
 use core::fmt;
 
@@ -169,7 +170,7 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}
 
 /// The header's fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

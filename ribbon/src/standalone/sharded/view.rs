@@ -6,6 +6,7 @@ use super::format::{
 use super::{shard_hash, shard_of};
 use crate::core::filter::MayContain;
 use crate::core::hash::{get_slice_hash64, split_mix64};
+use crate::core::prelude::*;
 use crate::standalone::RibbonRef;
 use core::sync::atomic::{AtomicU8, Ordering};
 

@@ -3,6 +3,7 @@
 
 use super::{trailer, FastLocalBloomImpl, MAX_DATA_LEN};
 use crate::core::math::{lower32of64, upper32of64};
+use crate::core::prelude::*;
 use crate::rocksdb::trailer::METADATA_LEN;
 
 /// How many entries the builder keeps prepared (prefetched) ahead.

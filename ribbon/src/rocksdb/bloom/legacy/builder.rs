@@ -3,6 +3,7 @@
 
 use super::probe::MAX_TOTAL_BITS;
 use super::{choose_num_probes, trailer, LegacyLocalityBloomImpl, LOG2_CACHE_LINE_BYTES};
+use crate::core::prelude::*;
 use crate::rocksdb::trailer::METADATA_LEN;
 
 /// Legacy Bloom builder settings (RocksDB's `LegacyBloomBitsBuilder`)
