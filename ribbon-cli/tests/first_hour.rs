@@ -709,11 +709,9 @@ fn no_panic_on_non_utf8_arguments_or_failed_writes() {
     drop(child.stdout.take());
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(
-        err.starts_with("ribbon: cannot write standard output") && !err.contains("panicked"),
-        "{err}"
-    );
+    // A closed pipe is a quiet, normal end for a Unix tool (issue #30).
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
 }
 
 #[test]
