@@ -84,8 +84,12 @@ pub struct Step {
     pub file: usize,
     /// Whether its filter may hold the key (RocksDB counts `false` in
     /// `rocksdb.bloom.filter.useful`, `true` in
-    /// `rocksdb.bloom.filter.full.positive`, for files with a whole-key filter).
+    /// `rocksdb.bloom.filter.full.positive`, for files with a whole-key
+    /// filter; `true` for a file without one).
     pub may_match: bool,
+    /// Whether the file has a whole-key filter that was asked (a file of
+    /// range deletions only has none: RocksDB counts nothing for it).
+    pub has_filter: bool,
     /// What the file answers.
     pub answer: FileAnswer,
     /// Whether a range deletion of this file covers the key (`Get` asks no
@@ -100,39 +104,31 @@ pub struct GetPath {
     pub memtable: MemtableAnswer,
     /// The files asked, in order (none when the memtable ends the lookup).
     pub steps: Vec<Step>,
+    /// Whether `Get` returns a value (`table/get_context.cc`'s states: a
+    /// value, or merge operands over anything, found before a deletion or
+    /// a newer range deletion).
+    pub found: bool,
 }
 
 impl GetPath {
     /// Whether the key is found (RocksDB's `Get` returns a value).
     pub fn found(&self) -> bool {
-        match self.memtable {
-            MemtableAnswer::Value => return true,
-            MemtableAnswer::Deleted | MemtableAnswer::RangeDeleted => return false,
-            MemtableAnswer::Merge => {}
-            MemtableAnswer::None => {
-                let mut merged = false;
-                for s in &self.steps {
-                    if let FileAnswer::Found(k) = s.answer {
-                        merged |= k == EntryKind::Merge;
-                        if k != EntryKind::Merge {
-                            return k == EntryKind::Value && !s.range_deleted || merged;
-                        }
-                    }
-                    if s.range_deleted {
-                        return merged;
-                    }
-                }
-                return merged;
-            }
-        }
-        true
+        self.found
     }
+}
+
+/// `GetContext`'s state while the lookup goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    NotFound,
+    Merge,
 }
 
 /// A file opened for lookups.
 struct OpenFile {
     sst: SstFile,
     tombstones: Tombstones,
+    global_seqno: Option<u64>,
     /// The data blocks' separators (user keys) and handles, read on the
     /// first lookup.
     index: Option<Vec<(Vec<u8>, BlockHandle)>>,
@@ -190,6 +186,8 @@ impl Db {
         let mut out = Vec::with_capacity(keys.len());
         let mut by_file: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
         let mut looking = vec![false; keys.len()];
+        // Each key's GetContext state and the newest range tombstone seen.
+        let mut state: Vec<(State, u64)> = Vec::with_capacity(keys.len());
         for (k, key) in keys.iter().enumerate() {
             let key = key.as_ref();
             let covering = mem_tombstones.max_covering(key, c);
@@ -206,10 +204,23 @@ impl Db {
                 None if covering > 0 => (MemtableAnswer::RangeDeleted, true),
                 None => (MemtableAnswer::None, false),
             };
+            // Found when the memtable ends the lookup with a value, or with
+            // merge operands over anything (a value, a deletion, a range
+            // deletion, or nothing).
+            let found = matches!(memtable, MemtableAnswer::Value | MemtableAnswer::Merge);
             out.push(GetPath {
                 memtable,
                 steps: Vec::new(),
+                found,
             });
+            state.push((
+                if memtable == MemtableAnswer::Merge {
+                    State::Merge
+                } else {
+                    State::NotFound
+                },
+                0u64,
+            ));
             if !ends {
                 looking[k] = true;
                 for g in self.candidate_indices(key) {
@@ -236,6 +247,7 @@ impl Db {
                     OpenFile {
                         tombstones: Tombstones::new(&list, c),
                         sst,
+                        global_seqno,
                         index: None,
                     },
                 );
@@ -248,26 +260,66 @@ impl Db {
             // The keys the filter may hold, looked up in comparator order.
             let mut positive: Vec<usize> = (0..asked.len()).filter(|&i| may[i]).collect();
             positive.sort_by(|&a, &b| c.compare_user(batch[a], batch[b]).unwrap_or(Ordering::Equal));
+            let has_filter =
+                file.sst.whole_key_filtering() && !matches!(file.sst.filter(), crate::Filter::None);
             let mut answers = vec![FileAnswer::Filtered; asked.len()];
+            let mut entries: Vec<Vec<(u64, EntryKind)>> = vec![Vec::new(); asked.len()];
             let name = files[g].name();
             let mut reader = BlockReader::default();
             for &i in &positive {
-                answers[i] = file.lookup(batch[i], c, &mut reader, &name)?;
+                entries[i] = file.lookup(batch[i], c, &mut reader, &name)?;
+                answers[i] = match entries[i].first() {
+                    None => FileAnswer::Absent,
+                    Some(_) => FileAnswer::Found(
+                        entries[i]
+                            .iter()
+                            .map(|e| e.1)
+                            .find(|k| *k != EntryKind::Merge)
+                            .map_or(EntryKind::Merge, |k| {
+                                if entries[i][0].1 == EntryKind::Merge {
+                                    EntryKind::Value
+                                } else {
+                                    k
+                                }
+                            }),
+                    ),
+                };
             }
             for (i, &k) in asked.iter().enumerate() {
-                let range_deleted = file.tombstones.max_covering(batch[i], c) > 0;
+                let covering = file.tombstones.max_covering(batch[i], c);
+                let (st, max_cov) = &mut state[k];
+                *max_cov = (*max_cov).max(covering);
                 out[k].steps.push(Step {
                     file: g,
                     may_match: may[i],
+                    has_filter,
                     answer: answers[i],
-                    range_deleted,
+                    range_deleted: covering > 0,
                 });
-                let ends = matches!(
-                    answers[i],
-                    FileAnswer::Found(EntryKind::Value) | FileAnswer::Found(EntryKind::Deletion)
-                );
-                if ends || range_deleted {
-                    looking[k] = false;
+                // SaveValue over the file's entries, newest first.
+                let mut ended = None;
+                for &(seq, kind) in &entries[i] {
+                    let kind = if *max_cov > seq { EntryKind::Deletion } else { kind };
+                    match kind {
+                        EntryKind::Value => ended = Some(true),
+                        EntryKind::Deletion => ended = Some(*st == State::Merge),
+                        EntryKind::Merge => *st = State::Merge,
+                    }
+                    if ended.is_some() {
+                        break;
+                    }
+                }
+                match ended {
+                    Some(found) => {
+                        out[k].found = found;
+                        looking[k] = false;
+                    }
+                    // No file after one with a range deletion over the key.
+                    None if *max_cov > 0 => {
+                        out[k].found = *st == State::Merge;
+                        looking[k] = false;
+                    }
+                    None => out[k].found = *st == State::Merge,
                 }
             }
         }
@@ -318,15 +370,16 @@ impl BlockReader {
 }
 
 impl OpenFile {
-    /// The file's answer for `user_key`: its newest entry (merge operands
-    /// only when every entry of the key in the file is one).
+    /// The file's entries of `user_key`, newest first, up to and including
+    /// the first that is not a merge operand (empty: the file does not hold
+    /// the key); sequence numbers are the file's global one if it has one.
     fn lookup(
         &mut self,
         user_key: &[u8],
         c: Comparator,
         reader: &mut BlockReader,
         name: &str,
-    ) -> Result<FileAnswer, DbError> {
+    ) -> Result<Vec<(u64, EntryKind)>, DbError> {
         if self.index.is_none() {
             let mut index = Vec::new();
             let user_keys = self.sst.properties().index_key_is_user_key();
@@ -353,7 +406,7 @@ impl OpenFile {
         }
         let index = self.index.as_deref().unwrap_or_default();
         let mut b = index.partition_point(|(s, _)| c.compare_user(s, user_key) == Some(Ordering::Less));
-        let mut newest: Option<EntryKind> = None;
+        let mut out = Vec::new();
         while let Some(&(_, h)) = index.get(b) {
             reader.load(&self.sst, b, h, name)?;
             let n = reader.entries.len();
@@ -371,24 +424,17 @@ impl OpenFile {
             while i < n {
                 let (k, footer) = reader.entry(i);
                 if k != user_key {
-                    return Ok(newest.map_or(FileAnswer::Absent, FileAnswer::Found));
+                    return Ok(out);
                 }
                 let kind = entry_kind((footer & 0xff) as u8).map_err(|w| DbError::corrupt(name, w))?;
-                if newest.is_none() {
-                    newest = Some(kind);
-                }
+                out.push((self.global_seqno.unwrap_or(footer >> 8), kind));
                 if kind != EntryKind::Merge {
-                    // Operands over a value or deletion: the lookup ends here.
-                    return Ok(FileAnswer::Found(if newest == Some(EntryKind::Merge) {
-                        EntryKind::Value
-                    } else {
-                        kind
-                    }));
+                    return Ok(out);
                 }
                 i += 1;
             }
             b += 1;
         }
-        Ok(newest.map_or(FileAnswer::Absent, FileAnswer::Found))
+        Ok(out)
     }
 }

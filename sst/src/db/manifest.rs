@@ -396,7 +396,10 @@ impl Version {
         ] {
             if !have {
                 // RocksDB refuses the same (an empty or partial MANIFEST).
-                return Err(DbError::corrupt(&shown, format!("no {what} entry in the MANIFEST")));
+                return Err(DbError::corrupt(
+                    &shown,
+                    format!("no {what} entry in the MANIFEST"),
+                ));
             }
         }
         v.end = end;

@@ -532,7 +532,16 @@ impl Db {
             })
             .unwrap_or(true);
         if still {
-            return e;
+            return DbError::Io {
+                path: f.path.display().to_string(),
+                message: format!(
+                    "{} (the MANIFEST lists it; if the database has db_paths or cf_paths, give them in order with --db-path)",
+                    match &e {
+                        DbError::Io { message, .. } => message.clone(),
+                        other => other.to_string(),
+                    }
+                ),
+            };
         }
         DbError::Io {
             path: f.path.display().to_string(),
