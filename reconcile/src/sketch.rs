@@ -115,6 +115,7 @@ impl std::error::Error for SketchError {}
 
 /// Why two sketches give no difference.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DiffError {
     /// They were made with different parameters.
     Mismatch(Mismatch),
@@ -147,8 +148,8 @@ impl std::fmt::Display for DiffError {
                 recommended_cells,
             } => write!(
                 f,
-                "a sketch holds only an estimator (made without --cells): the difference is about {estimated} keys; \
-                 sketch both sides with --cells {recommended_cells}"
+                "a sketch holds only an estimator (made with 0 IBF cells): the difference is about {estimated} keys; \
+                 sketch both sides with {recommended_cells} cells"
             ),
             DiffError::TooLarge {
                 error,
@@ -159,7 +160,7 @@ impl std::fmt::Display for DiffError {
                 DecodeError::Incomplete { .. } => write!(
                     f,
                     "the difference (about {estimated} keys by the estimator) is larger than {cells}-cell sketches \
-                     can decode; sketch both sides with --cells {recommended_cells}"
+                     can decode; sketch both sides with {recommended_cells} cells"
                 ),
                 DecodeError::Inconsistent(_) => write!(f, "{error}"),
             },
@@ -167,7 +168,40 @@ impl std::fmt::Display for DiffError {
     }
 }
 
-impl std::error::Error for DiffError {}
+impl std::error::Error for DiffError {
+    /// The parameter mismatch, or the IBF's decoding error.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DiffError::Mismatch(m) => Some(m),
+            DiffError::TooLarge { error, .. } => Some(error),
+            DiffError::NoIbf { .. } => None,
+        }
+    }
+}
+
+/// Adds every key, as [`Sketch::insert`] does.
+///
+/// ```
+/// use ribbon_reconcile::{Sketch, SketchParams};
+///
+/// let params = SketchParams { cells: 64, ..SketchParams::default() };
+/// let mut a = Sketch::new(params);
+/// a.extend(["apple", "banana", "cherry"]);
+/// let mut b = Sketch::new(params);
+/// b.extend([b"banana".to_vec(), b"cherry".to_vec(), b"durian".to_vec()]);
+/// assert_eq!(a.keys(), 3);
+/// let d = a.diff(&b)?;
+/// assert_eq!(d.only_in_a, [b"apple".to_vec()]);
+/// assert_eq!(d.only_in_b, [b"durian".to_vec()]);
+/// # Ok::<(), ribbon_reconcile::DiffError>(())
+/// ```
+impl<K: AsRef<[u8]>> Extend<K> for Sketch {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        for key in keys {
+            self.insert(key);
+        }
+    }
+}
 
 impl Sketch {
     /// An empty sketch.
@@ -217,10 +251,12 @@ impl Sketch {
         }
     }
 
-    /// Adds a key. Each key must be added once (a key file with repeated
-    /// keys is deduplicated first).
+    /// Adds a key (anything `AsRef<[u8]>`). Each key must be added once (a
+    /// key file with repeated keys is deduplicated first): a key added
+    /// twice is not a set member but a difference of its own.
     #[inline]
-    pub fn insert(&mut self, key: &[u8]) {
+    pub fn insert(&mut self, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
         let h = hashing::key_hash(key, self.seed);
         self.estimator.insert_hash(h);
         if let Some(ibf) = &mut self.ibf {

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::input::Keys;
 use crate::output::{note, write_file, Stdout};
 use clap::{Args, Subcommand, ValueEnum};
-use ribbon_reconcile::{recommended_cells, Sketch, SketchParams};
+use ribbon_reconcile::{recommended_cells, DecodeError, DiffError, Sketch, SketchParams};
 use std::path::{Path, PathBuf};
 
 const PROTOCOL_HELP: &str = "\
@@ -202,7 +202,21 @@ fn read_sketch(path: &Path) -> Result<Sketch, Error> {
 fn diff(a: &Path, b: &Path, hex: bool) -> Result<(), Error> {
     crate::input::at_most_one_stdin_for(&[a, b], "reconcile diff")?;
     let (sa, sb) = (read_sketch(a)?, read_sketch(b)?);
-    let d = sa.diff(&sb).map_err(|e| Error::failed(e.to_string()))?;
+    let d = sa.diff(&sb).map_err(|e| {
+        // The library's message names the cells; the flag that sets them is ours.
+        let flag = match &e {
+            DiffError::NoIbf {
+                recommended_cells, ..
+            } => format!(" (--cells {recommended_cells})"),
+            DiffError::TooLarge {
+                error: DecodeError::Incomplete { .. },
+                recommended_cells,
+                ..
+            } => format!(" (--cells {recommended_cells})"),
+            _ => String::new(),
+        };
+        Error::failed(format!("{e}{flag}"))
+    })?;
     let mut out = Stdout::new();
     for (mark, keys) in [("<", &d.only_in_a), (">", &d.only_in_b)] {
         for k in keys {
