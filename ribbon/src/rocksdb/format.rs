@@ -37,7 +37,13 @@ use crate::rocksdb::trailer::{self, Marker, Parsed, METADATA_LEN};
 use core::fmt;
 
 /// A reader for one filter block, chosen by its trailer.
+///
+/// `#[non_exhaustive]`: RocksDB has added filter formats before (and this
+/// enum grew with them), so a `match` on it outside this crate needs a
+/// wildcard arm; queries through [`MayContain`] or
+/// [`FilterReader::may_match`] need none.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum FilterReader<'a> {
     /// The empty filter: nothing matches.
     AlwaysFalse,
