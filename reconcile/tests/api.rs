@@ -68,3 +68,30 @@ fn diff_errors_name_cells_and_their_cause() {
         "{e:?}"
     );
 }
+
+/// A key inserted twice is a difference of its own; `extend` skips a key
+/// equal to the one before it, so sorted input with repeats sketches its
+/// set.
+#[test]
+fn extend_skips_consecutive_repeats() {
+    let params = SketchParams {
+        cells: 64,
+        ..SketchParams::default()
+    };
+    let mut set = Sketch::new(params);
+    set.extend(["a", "b", "c"]);
+
+    let mut twice = Sketch::new(params);
+    for k in ["a", "b", "b", "c"] {
+        twice.insert(k);
+    }
+    let d = twice.diff(&set).unwrap();
+    assert_eq!(d.only_in_a, [b"b".to_vec()], "insert adds every key it is given");
+
+    let mut repeats = Sketch::new(params);
+    repeats.extend(["a", "a", "b", "b", "b", "c"]);
+    assert_eq!(repeats.keys(), 3);
+    assert_eq!(repeats, set);
+    let d = repeats.diff(&set).unwrap();
+    assert!(d.only_in_a.is_empty() && d.only_in_b.is_empty(), "{d:?}");
+}
