@@ -155,9 +155,10 @@ fn two_databases_differ_by_exactly_the_keys_the_cli_prints() {
         format!("estimated difference: {} keys", only_a.len() + only_b.len())
     );
 
-    // `ribbon db query`: a key deleted in A's flushed L0 file is in the
-    // L0 file's range and the bottom level's file; a WAL-only key is in
-    // the memtable; every live key's filters may hold it somewhere.
+    // `ribbon db query`: a key deleted in A's flushed L0 file ends its Get
+    // there (RocksDB's Get stops at the deletion: the bottom level's file is
+    // not asked); a WAL-only key is in the memtable; every live key's
+    // filters may hold it somewhere.
     let keys = tmp.path().join("keys");
     let probe = [key(0), key(COMMON + 100), key(5000)];
     std::fs::write(
@@ -181,7 +182,7 @@ fn two_databases_differ_by_exactly_the_keys_the_cli_prints() {
     let deleted = fields(lines[0]);
     assert_eq!(deleted[1], "memtable:none");
     assert!(
-        deleted[2].starts_with("L0:") && deleted[2].contains(" L6:"),
+        deleted[2].starts_with("L0:") && !deleted[2].contains(' '),
         "{out}"
     );
     assert_eq!(fields(lines[1])[1], "memtable:value");
