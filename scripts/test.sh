@@ -30,7 +30,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli
 # ribbon as a #![no_std] crate (alloc only; its unit tests, as doctests need std), and its serde feature.
-cargo test --release -p rocks-ribbon --no-default-features --lib
+cargo test --release -p rocks-ribbon --no-default-features --features libm --lib
 cargo test --release -p rocks-ribbon --features serde
 
 echo "== the pure-Rust crates package for crates.io"

@@ -46,7 +46,8 @@
 //!   the platform's float functions. Without it the crate is `#![no_std]`
 //!   with `alloc`: the kernels are those the compile-time target features
 //!   allow (`-C target-feature=+avx2`), and the float functions come from
-//!   `libm`, whose `log` differs from glibc's in the last bit for about 1 %
+//!   the `libm` crate (feature `libm`, which such a build needs:
+//!   `default-features = false, features = ["libm"]`), whose `log` differs from glibc's in the last bit for about 1 %
 //!   of integers (measured: 9503 of the first 2^20). RocksDB's slot counts,
 //!   computed from it, match RocksDB's golden values either way (the unit
 //!   tests of `core::config` run in both builds); the errors implement
@@ -97,6 +98,9 @@
 // Without std, the float functions are `core::float::Float`'s, and core's
 // own unstable methods of the same names must not be picked.
 #![cfg_attr(not(feature = "std"), allow(unstable_name_collisions))]
+
+#[cfg(not(any(feature = "std", feature = "libm")))]
+compile_error!("rocks-ribbon without its `std` feature needs the `libm` feature (the float functions)");
 
 extern crate alloc;
 // The unit tests use the standard library (their harness links it anyway).
