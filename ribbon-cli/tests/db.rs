@@ -72,11 +72,20 @@ fn sst_query_json_is_one_object_per_key() {
     std::fs::write(&keys, "a\nb\n").unwrap();
     let sst = corpus_file("full_bloom_fv5_snappy_crc32c.sst");
     let run = |json: bool| {
-        let mut args = vec!["sst", "query", sst.to_str().unwrap(), "--keys", keys.to_str().unwrap()];
+        let mut args = vec![
+            "sst",
+            "query",
+            sst.to_str().unwrap(),
+            "--keys",
+            keys.to_str().unwrap(),
+        ];
         if json {
             args.push("--json");
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_ribbon")).args(&args).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_ribbon"))
+            .args(&args)
+            .output()
+            .unwrap();
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()
     };
