@@ -6,8 +6,8 @@
 //! where they overlap, damaged vectors are refused, a hanging
 //! implementation is killed, and docs/FORMAT.md names every vector file.
 
-use ribbon::rocksdb::format::FilterReader;
 use ribbon::core::hash::hash64;
+use ribbon::rocksdb::format::FilterReader;
 use ribbon::test_support::keys::{match_summary, member_keys, non_member_keys, KeyKind};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
