@@ -598,3 +598,33 @@ fn files_that_disagree_with_the_manifest_are_refused() {
     let e = db.for_each_live_key(|_| {}).unwrap_err().to_string();
     assert!(e.contains("MANIFEST says"), "{e}");
 }
+
+#[test]
+fn a_file_deleted_by_a_compaction_under_the_reader_is_named_in_one_line() {
+    // Issue #30: "NNNNNN.sst: No such file or directory" with no hint while
+    // the database was being written.
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options();
+    let db = open(&opts, tmp.path());
+    for round in 0..3u64 {
+        for i in round * 100..round * 100 + 200 {
+            db.put(key(i), b"v").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let ours = Db::open(tmp.path()).unwrap();
+    assert_eq!(ours.levels()[0].len(), 3);
+    // RocksDB compacts the L0 files away (and deletes them) under the reader.
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    let e = ours.for_each_live_key(|_| {}).unwrap_err().to_string();
+    assert!(e.contains("deleted by a compaction") && !e.contains('\n'), "{e}");
+    // Read again: the new version is read, exactly.
+    check(
+        &db,
+        &opts,
+        tmp.path(),
+        "default",
+        &OpenOptions::default(),
+        &probes(500, 100),
+    );
+}
