@@ -123,6 +123,19 @@ pub fn open(dir: &Path, column_family: &str, location: &DbLocation) -> Result<Db
         .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))
 }
 
+/// Says on standard error where WAL replay stopped early, and under which
+/// `wal_recovery_mode` (nothing when every WAL was replayed whole).
+pub fn recovery_note(db: &Db) {
+    let r = db.recovery();
+    if let Some((wal, why)) = &r.stopped_at {
+        crate::output::note(&format!(
+            "WAL {wal:06}.log: {why}: replay stopped there ({}, RocksDB's default); {} later WAL(s) not replayed",
+            r.mode.name(),
+            r.skipped_wals.len()
+        ));
+    }
+}
+
 fn query(
     dir: &Path,
     keys: &Path,
@@ -132,6 +145,7 @@ fn query(
     location: &DbLocation,
 ) -> Result<(), Error> {
     let db = open(dir, column_family, location)?;
+    recovery_note(&db);
     let keys = Keys::read(keys, hex)?;
     let files: Vec<_> = db.files().collect();
     let names: Vec<String> = files.iter().map(|f| f.name()).collect();
