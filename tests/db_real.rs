@@ -628,3 +628,44 @@ fn a_file_deleted_by_a_compaction_under_the_reader_is_named_in_one_line() {
         &probes(500, 100),
     );
 }
+
+#[path = "util/cli.rs"]
+mod cli;
+
+#[test]
+fn sst_info_on_a_database_directory_shows_levels_column_families_and_leftovers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options();
+    let db = open(&opts, tmp.path());
+    for i in 0..300 {
+        db.put(key(i), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    db.put(key(1), b"w").unwrap();
+    db.flush().unwrap();
+    let live = Db::open(tmp.path()).unwrap();
+    let l0 = live.levels()[0][0].path.clone();
+    // A file the MANIFEST does not list (left over from a crash).
+    std::fs::copy(&l0, tmp.path().join("000999.sst")).unwrap();
+    let out = String::from_utf8(cli::run(&["sst", "info", tmp.path().to_str().unwrap()])).unwrap();
+    let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(&rows[0][..3], ["FILE", "LEVEL", "CF"], "{out}");
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r[0] == name)
+            .unwrap_or_else(|| panic!("{name}: {out}"))
+    };
+    assert_eq!(
+        &row(&live.levels()[0][0].name())[1..3],
+        ["L0", "default"],
+        "{out}"
+    );
+    let bottom = live.files().find(|f| f.level > 0).unwrap();
+    assert_eq!(row(&bottom.name())[1], format!("L{}", bottom.level), "{out}");
+    assert_eq!(&row("000999.sst")[1..3], ["unref", "-"], "{out}");
+    assert!(
+        out.contains("1 files (LEVEL unref) are not referenced by the MANIFEST"),
+        "{out}"
+    );
+}
