@@ -145,3 +145,27 @@ fn corrupt_data_blocks_are_found_by_verify() {
     );
     assert!(sst.verify_checksums().unwrap_err().is_checksum_mismatch());
 }
+
+/// A FIFO, a directory or a device given as an SST file is refused in one
+/// line, before anything is read: opening a FIFO for reading would block
+/// until a writer came (issue #31).
+#[test]
+fn non_regular_files_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("table.sst");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    for path in [fifo, dir.path().to_path_buf(), PathBuf::from("/dev/null")] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let shown = path.display().to_string();
+        std::thread::spawn(move || tx.send(SstFile::open(&path).map(|_| ()).unwrap_err()).unwrap());
+        let e = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{shown}: the open blocked"));
+        let text = e.to_string();
+        assert!(
+            text.contains("not a regular file") && text.contains(&shown) && !text.contains('\n'),
+            "{text}"
+        );
+    }
+}
