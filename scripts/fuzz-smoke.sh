@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-15}
 rss_mb=${FUZZ_RSS_MB:-2048}
 vmem_kib=${FUZZ_VMEM_KIB:-$((4 << 20))}
-targets=(${FUZZ_TARGETS:-filter_reader standalone_file sst_file build_then_query sharded_file sketch_file conformance_manifest})
+targets=(${FUZZ_TARGETS:-filter_reader standalone_file sst_file build_then_query sharded_file sketch_file conformance_manifest db_log_files})
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-/var/tmp/rocks-ribbon-fuzz-target}
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
