@@ -100,6 +100,9 @@ pub struct SketchArgs {
     /// The column family of a database
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub column_family: String,
+    /// Where a database's WALs and db_paths are, when not in SOURCE
+    #[command(flatten)]
+    pub location: crate::db::DbLocation,
 }
 
 /// Runs one `ribbon reconcile` subcommand.
@@ -126,7 +129,7 @@ pub fn sketch_source(args: &SketchArgs, sketch: &mut Sketch) -> Result<String, E
     let shown = source.display();
     match kind_of(source, args.kind) {
         SourceKind::Db => {
-            let db = ribbon_sst::db::Db::open_column_family(source, &args.column_family)
+            let db = ribbon_sst::db::Db::open_with(source, &args.column_family, &args.location.open_options())
                 .map_err(|e| Error::failed(format!("{shown}: {e}")))?;
             let (live, deleted) = db
                 .for_each_live_key(|k| sketch.insert(k))
