@@ -129,8 +129,9 @@ pub fn sketch_source(args: &SketchArgs, sketch: &mut Sketch) -> Result<String, E
     let shown = source.display();
     match kind_of(source, args.kind) {
         SourceKind::Db => {
-            let db = ribbon_sst::db::Db::open_with(source, &args.column_family, &args.location.open_options())
-                .map_err(|e| Error::failed(format!("{shown}: {e}")))?;
+            let db =
+                ribbon_sst::db::Db::open_with(source, &args.column_family, &args.location.open_options())
+                    .map_err(|e| Error::failed(format!("{shown}: {e}")))?;
             let (live, deleted) = db
                 .for_each_live_key(|k| sketch.insert(k))
                 .map_err(|e| Error::failed(format!("{shown}: {e}")))?;
