@@ -5,46 +5,10 @@
 //! filling the sketch).
 
 use ribbon_reconcile::{Sketch, SketchParams};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-/// Counts this thread's live heap bytes and their peak.
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the
-// counters are plain thread-local cells without destructors.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = LIVE.try_with(|l| {
-            l.set(l.get() + layout.size());
-            let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
-        });
-        // SAFETY: the caller's contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let _ = LIVE.try_with(|l| l.set(l.get().saturating_sub(layout.size())));
-        // SAFETY: `ptr` came from `alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
-
-/// Peak heap bytes above the current level while `f` runs.
-fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(before));
-    let out = f();
-    (out, PEAK.with(Cell::get) - before)
-}
+#[path = "../../sst/tests/support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::peak_of;
 
 #[test]
 fn reading_and_diffing_sketches_stay_within_the_written_budget() {

@@ -5,38 +5,10 @@
 
 use ribbon::standalone::sharded::{assemble, build_shard_file, ShardedRef};
 use ribbon::standalone::Config;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-/// Counts this thread's live heap bytes and their peak.
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged; the
-// counters are plain thread-local cells without destructors.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = LIVE.try_with(|l| {
-            l.set(l.get() + layout.size());
-            let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
-        });
-        // SAFETY: the caller's contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let _ = LIVE.try_with(|l| l.set(l.get().saturating_sub(layout.size())));
-        // SAFETY: `ptr` came from `alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
+#[path = "../../sst/tests/support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::peak_of;
 
 #[test]
 fn opening_allocates_the_documented_bytes_per_shard() {
@@ -48,12 +20,12 @@ fn opening_allocates_the_documented_bytes_per_shard() {
     let refs: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
     let container = assemble(bits, &refs).unwrap();
     drop(files);
-    let before = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(before));
-    let view = ShardedRef::from_bytes(&container).unwrap();
-    view.verify().unwrap();
-    assert!(!view.contains_hash(7));
-    let used = PEAK.with(Cell::get) - before;
+    let (view, used) = peak_of(|| {
+        let view = ShardedRef::from_bytes(&container).unwrap();
+        view.verify().unwrap();
+        assert!(!view.contains_hash(7));
+        view
+    });
     let budget = ShardedRef::BYTES_PER_SHARD << bits;
     println!(
         "2^{bits} shards: {used} bytes at open ({} per shard; budget {} per shard); file {} bytes",

@@ -432,43 +432,16 @@ fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+// The memory-budget test's counting allocator, shared with the other
+// crates' budget tests.
+#[cfg(test)]
+#[path = "../../../sst/tests/support/counting_alloc.rs"]
+mod counting_alloc;
+
 #[cfg(test)]
 mod tests {
+    use super::counting_alloc::peak_of;
     use super::{file_lines, Vectors};
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::cell::Cell;
-
-    /// Counts this thread's live heap bytes and their peak (for the
-    /// memory budget in the module docs); forwards everything to the
-    /// system allocator.
-    struct Counting;
-
-    thread_local! {
-        static LIVE: Cell<usize> = const { Cell::new(0) };
-        static PEAK: Cell<usize> = const { Cell::new(0) };
-    }
-
-    // SAFETY: every call is forwarded to the system allocator unchanged;
-    // the counters are thread-local cells without destructors.
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            let _ = LIVE.try_with(|l| {
-                l.set(l.get() + layout.size());
-                let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
-            });
-            // SAFETY: the caller's contract is the system allocator's.
-            unsafe { System.alloc(layout) }
-        }
-
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            let _ = LIVE.try_with(|l| l.set(l.get().saturating_sub(layout.size())));
-            // SAFETY: `ptr` came from `alloc` with this layout.
-            unsafe { System.dealloc(ptr, layout) }
-        }
-    }
-
-    #[global_allocator]
-    static COUNTING: Counting = Counting;
 
     /// The budget of the module docs, on the committed vectors: at most
     /// three times the bytes the manifest lists plus a few hundred bytes
@@ -482,10 +455,8 @@ mod tests {
             .filter(|l| !l.starts_with('#') && !l.starts_with("path\t"))
             .filter_map(|l| l.split('\t').nth(1)?.parse::<u64>().ok())
             .sum();
-        let before = LIVE.with(Cell::get);
-        PEAK.with(|p| p.set(before));
-        let v = Vectors::load(&dir).unwrap();
-        let peak = (PEAK.with(Cell::get) - before) as u64;
+        let (v, peak) = peak_of(|| Vectors::load(&dir).unwrap());
+        let peak = peak as u64;
         let rows = (v.filters.len() + v.ssts.len()) as u64;
         println!(
             "listed {listed} bytes, {rows} rows: peak {peak} bytes ({:.2} of listed)",
