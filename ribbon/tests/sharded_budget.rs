@@ -20,7 +20,7 @@ fn opening_allocates_the_documented_bytes_per_shard() {
     let refs: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
     let container = assemble(bits, &refs).unwrap();
     drop(files);
-    let (view, used) = peak_of(|| {
+    let (_view, used) = peak_of(|| {
         let view = ShardedRef::from_bytes(&container).unwrap();
         view.verify().unwrap();
         assert!(!view.contains_hash(7));
