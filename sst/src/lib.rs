@@ -60,6 +60,7 @@ pub mod coding;
 pub mod compression;
 mod compression_type;
 pub mod db;
+pub mod doctor;
 pub mod error;
 mod file_reader;
 pub mod filter;
