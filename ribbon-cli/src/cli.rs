@@ -56,6 +56,9 @@ pub enum Command {
     /// Sharded filter files for key sets larger than memory: build (external bucketing), query, info, gen, bench
     #[command(subcommand)]
     Big(crate::big::BigCommand),
+    /// Why a database's filters are not what its options say, what they cost, and what Ribbon would save
+    #[command(after_help = crate::doctor::DOCTOR_HELP)]
+    Doctor(crate::doctor::DoctorArgs),
 }
 
 const VIZ_HELP: &str = "\

@@ -10,6 +10,7 @@ mod build;
 mod cli;
 mod conformance;
 mod db;
+mod doctor;
 mod error;
 mod filter_file;
 mod input;
@@ -54,6 +55,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Conformance(args) => conformance::run(&args),
         Command::Viz(args) => viz::run(&args),
         Command::Big(cmd) => big::run(cmd),
+        Command::Doctor(args) => doctor::run(&args),
     }
 }
 
