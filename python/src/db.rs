@@ -1,0 +1,339 @@
+//! Database directories from Python: `Db`, its live keys (a lazy iterator)
+//! and the files a `Get` of each key asks.
+
+use crate::errors::{db_error, ClosedError};
+use pyo3::exceptions::PyStopIteration;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use ribbon_sst::db::get::FileCache;
+use ribbon_sst::db::{Db as RustDb, DbError, EntryKind, FileAnswer, GetPath, OpenOptions};
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
+
+/// Keys per message from the live-key walk to the iterator.
+const CHUNK_KEYS: usize = 4096;
+/// Messages in flight: the iterator holds at most this many chunks (plus
+/// the one it hands out), so memory stays bounded whatever the database.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// The open database and the SST files kept open between `get_path` calls.
+struct Open {
+    db: Arc<RustDb>,
+    cache: Mutex<FileCache>,
+}
+
+/// Db(path, column_family="default", *, wal_dir=None, db_paths=None)
+///
+/// A RocksDB database directory read without RocksDB: the MANIFEST's live
+/// SST files and levels, the OPTIONS file, and the unflushed writes of the
+/// WALs (replayed as the database's ``wal_recovery_mode`` says). Opening
+/// reads no SST file. ``wal_dir`` and ``db_paths`` say where a database
+/// keeps its WALs and files when not in ``path`` (RocksDB does not record
+/// ``db_paths``). Raises ``IoError``, ``CorruptionError`` or
+/// ``UnsupportedError`` (user-defined timestamps, comparators it cannot
+/// reproduce) in one line naming the file.
+///
+/// >>> with Db("/path/to/db") as db:                # doctest: +SKIP
+/// ...     keys = list(db.live_keys())
+/// ...     db.get_path(keys[0])["found"]
+/// True
+#[pyclass(module = "rocks_ribbon", name = "Db", frozen)]
+pub struct Db {
+    open: Mutex<Option<Arc<Open>>>,
+    path: PathBuf,
+}
+
+impl Db {
+    fn get(&self) -> PyResult<Arc<Open>> {
+        self.open
+            .lock()
+            .ok()
+            .and_then(|g| g.clone())
+            .ok_or_else(|| ClosedError::new_err(format!("{}: the database is closed", self.path.display())))
+    }
+}
+
+/// RocksDB's name of an entry kind.
+fn kind_name(k: EntryKind) -> &'static str {
+    match k {
+        EntryKind::Value => "value",
+        EntryKind::Deletion => "deletion",
+        EntryKind::Merge => "merge",
+    }
+}
+
+/// One `Get` path as a dict.
+fn path_dict<'py>(py: Python<'py>, db: &RustDb, key: &[u8], p: &GetPath) -> PyResult<Bound<'py, PyDict>> {
+    let files: Vec<_> = db.files().collect();
+    let d = PyDict::new(py);
+    d.set_item("key", PyBytes::new(py, key))?;
+    d.set_item("memtable", p.memtable.name())?;
+    d.set_item("found", p.found())?;
+    let steps = PyList::empty(py);
+    for s in &p.steps {
+        let f = files.get(s.file).copied();
+        let step = PyDict::new(py);
+        step.set_item("file", f.map(|f| f.name()))?;
+        step.set_item("path", f.map(|f| f.path.clone()))?;
+        step.set_item("level", f.map(|f| f.level))?;
+        step.set_item("has_filter", s.has_filter)?;
+        step.set_item("may_match", s.may_match)?;
+        // `filtered`, `absent`, or the kind of entry found (by name, so
+        // that a variant the reader adds later is named, not dropped).
+        let answer = match s.answer {
+            FileAnswer::Found(k) => kind_name(k).to_owned(),
+            other => format!("{other:?}").to_lowercase(),
+        };
+        step.set_item("answer", answer)?;
+        step.set_item("range_deleted", s.range_deleted)?;
+        steps.append(step)?;
+    }
+    d.set_item("steps", steps)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl Db {
+    #[new]
+    #[pyo3(signature = (path, column_family = "default", *, wal_dir = None, db_paths = None))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        column_family: &str,
+        wal_dir: Option<PathBuf>,
+        db_paths: Option<Vec<PathBuf>>,
+    ) -> PyResult<Self> {
+        let how = OpenOptions {
+            wal_dir,
+            db_paths: db_paths.unwrap_or_default(),
+        };
+        let db = py
+            .detach(|| RustDb::open_with(&path, column_family, &how))
+            .map_err(db_error)?;
+        Ok(Self {
+            open: Mutex::new(Some(Arc::new(Open {
+                db: Arc::new(db),
+                cache: Mutex::new(FileCache::new()),
+            }))),
+            path,
+        })
+    }
+
+    /// The database directory.
+    #[getter(path)]
+    fn dir(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// live_keys() -> Iterator[bytes]
+    ///
+    /// Each live user key (its newest entry is a value, not a deletion nor
+    /// under a newer range deletion), once, in comparator order: what
+    /// RocksDB's iterator returns. Read lazily in a background thread, a
+    /// few thousand keys ahead (bounded memory); an error while reading is
+    /// raised by ``next()``.
+    fn live_keys(&self) -> PyResult<LiveKeys> {
+        let open = self.get()?;
+        let (tx, rx) = sync_channel::<Result<Vec<Vec<u8>>, DbError>>(CHUNKS_IN_FLIGHT);
+        let db = Arc::clone(&open.db);
+        std::thread::Builder::new()
+            .name("rocks_ribbon-live-keys".into())
+            .spawn(move || {
+                let mut chunk = Vec::with_capacity(CHUNK_KEYS);
+                let mut gone = false;
+                let walk = db.for_each_live_key(|k| {
+                    if gone {
+                        return;
+                    }
+                    chunk.push(k.to_vec());
+                    if chunk.len() == CHUNK_KEYS {
+                        let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_KEYS));
+                        // The iterator was dropped: skip the rest.
+                        gone = tx.send(Ok(full)).is_err();
+                    }
+                });
+                if gone {
+                    return;
+                }
+                let last = match walk {
+                    Ok(_) => Ok(chunk),
+                    Err(e) => Err(e),
+                };
+                let _ = tx.send(last);
+            })
+            .map_err(|e| crate::errors::Error::new_err(format!("cannot start the key reader: {e}")))?;
+        Ok(LiveKeys {
+            rx: Mutex::new(Some(rx)),
+            chunk: Vec::new().into_iter(),
+        })
+    }
+
+    /// get_path(key) -> dict
+    ///
+    /// The path of RocksDB's ``Get`` of ``key``: ``memtable`` (what the
+    /// unflushed writes answer: ``none``, ``value``, ``deleted``,
+    /// ``merge``, ``range-deleted``), ``steps`` (each file asked, in
+    /// order, up to where ``Get`` stops: ``file``, ``path``, ``level``,
+    /// ``has_filter``, ``may_match`` (the filter's answer: RocksDB counts
+    /// ``False`` in ``rocksdb.bloom.filter.useful`` and ``True`` in
+    /// ``rocksdb.bloom.filter.full.positive`` for files with a filter),
+    /// ``answer`` (``filtered``, ``absent``, ``value``, ``deletion``,
+    /// ``merge``), ``range_deleted``) and ``found`` (``Get`` returns a
+    /// value).
+    fn get_path<'py>(&self, py: Python<'py>, key: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+        let open = self.get()?;
+        let mut paths = py
+            .detach(|| {
+                let mut cache = open.cache.lock().unwrap_or_else(|p| p.into_inner());
+                open.db.get_paths(&[key], &mut cache)
+            })
+            .map_err(db_error)?;
+        let p = paths
+            .pop()
+            .ok_or_else(|| crate::errors::Error::new_err("no Get path"))?;
+        path_dict(py, &open.db, key, &p)
+    }
+
+    /// get_paths(keys) -> list[dict]
+    ///
+    /// ``get_path`` of each key of ``keys`` (a list of ``bytes`` or a NumPy
+    /// ``S<n>`` array), asked in one batch (each file opened once) with
+    /// the GIL released.
+    fn get_paths<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let open = self.get()?;
+        let source = crate::keys::KeySource::new(keys)?;
+        let slices = source.slices();
+        let paths = py
+            .detach(|| {
+                let mut cache = open.cache.lock().unwrap_or_else(|p| p.into_inner());
+                open.db.get_paths(&slices, &mut cache)
+            })
+            .map_err(db_error)?;
+        let out = PyList::empty(py);
+        for (k, p) in slices.iter().zip(&paths) {
+            out.append(path_dict(py, &open.db, k, p)?)?;
+        }
+        Ok(out)
+    }
+
+    /// candidate_files(key) -> list[str]
+    ///
+    /// The paths of the files RocksDB's ``FilePicker`` hands a ``Get`` of
+    /// ``key``, in order, before any is read (``get_path`` follows where
+    /// the lookup stops).
+    fn candidate_files(&self, key: &[u8]) -> PyResult<Vec<PathBuf>> {
+        let open = self.get()?;
+        Ok(open
+            .db
+            .candidate_files(key)
+            .into_iter()
+            .map(|f| f.path.clone())
+            .collect())
+    }
+
+    /// files() -> list[dict]
+    ///
+    /// The live SST files: ``level``, ``name``, ``path``, ``number``,
+    /// ``file_size``, ``smallest_key``, ``largest_key`` (user keys), L0
+    /// newest first, then each level in key order.
+    fn files<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let open = self.get()?;
+        let out = PyList::empty(py);
+        for f in open.db.files() {
+            let d = PyDict::new(py);
+            d.set_item("level", f.level)?;
+            d.set_item("name", f.name())?;
+            d.set_item("path", f.path.clone())?;
+            d.set_item("number", f.meta.number)?;
+            d.set_item("file_size", f.meta.file_size)?;
+            d.set_item("smallest_key", PyBytes::new(py, f.smallest_user_key()))?;
+            d.set_item("largest_key", PyBytes::new(py, f.largest_user_key()))?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    /// close(): forgets the database and closes the SST files kept open.
+    /// Later calls raise ``ClosedError``; an iterator from ``live_keys``
+    /// reads on. Closing twice is allowed.
+    fn close(&self) {
+        if let Ok(mut g) = self.open.lock() {
+            *g = None;
+        }
+    }
+
+    /// Whether ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.open.lock().map_or(true, |g| g.is_none())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        _ty: Option<&Bound<'_, PyAny>>,
+        _value: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Db({:?}{})",
+            self.path.display().to_string(),
+            if self.closed() { ", closed" } else { "" }
+        )
+    }
+}
+
+/// The walk's messages: chunks of keys, or the error that ended it.
+type KeyChunks = Receiver<Result<Vec<Vec<u8>>, DbError>>;
+
+/// An iterator over a database's live keys (``Db.live_keys()``). One
+/// thread at a time may call ``next()`` (another gets ``RuntimeError``,
+/// PyO3's "already borrowed").
+#[pyclass(module = "rocks_ribbon", name = "LiveKeys")]
+pub struct LiveKeys {
+    /// `None` once the walk has ended. (A `Mutex` only to make the class
+    /// `Sync`; `__next__` has `&mut self` and never blocks on it.)
+    rx: Mutex<Option<KeyChunks>>,
+    chunk: std::vec::IntoIter<Vec<u8>>,
+}
+
+#[pymethods]
+impl LiveKeys {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        loop {
+            if let Some(k) = self.chunk.next() {
+                return Ok(PyBytes::new(py, &k));
+            }
+            let slot = self.rx.get_mut().unwrap_or_else(|p| p.into_inner());
+            let Some(rx) = slot.take() else {
+                return Err(PyStopIteration::new_err(()));
+            };
+            let (rx, got) = py.detach(move || {
+                let got = rx.recv();
+                (rx, got)
+            });
+            match got {
+                Ok(Ok(chunk)) => {
+                    self.chunk = chunk.into_iter();
+                    *self.rx.get_mut().unwrap_or_else(|p| p.into_inner()) = Some(rx);
+                }
+                Ok(Err(e)) => return Err(db_error(e)),
+                // The walk ended after its last chunk.
+                Err(_) => return Err(PyStopIteration::new_err(())),
+            }
+        }
+    }
+}
