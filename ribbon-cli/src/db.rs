@@ -3,11 +3,14 @@
 //! files).
 
 use crate::error::Error;
-use crate::input::Keys;
+use crate::error::{read_error, shown};
+use crate::input::{self, decode_hex, Input, CHUNK};
 use crate::output::Stdout;
 use clap::{Args, Subcommand};
-use ribbon_sst::db::{Db, FileAnswer, GetPath, OpenOptions};
+use ribbon_sst::db::{Db, Detail, FileAnswer, GetPath, OpenOptions};
 use serde::Serialize;
+use std::fmt::Write as _;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 const KEYS_HELP: &str = "\
@@ -114,6 +117,7 @@ fn answer_name(a: FileAnswer) -> &'static str {
         FileAnswer::Found(ribbon_sst::db::EntryKind::Value) => "value",
         FileAnswer::Found(ribbon_sst::db::EntryKind::Deletion) => "deleted",
         FileAnswer::Found(ribbon_sst::db::EntryKind::Merge) => "merge",
+        FileAnswer::NotRead => "not-read",
     }
 }
 
@@ -146,30 +150,110 @@ fn query(
 ) -> Result<(), Error> {
     let db = open(dir, column_family, location)?;
     recovery_note(&db);
-    let keys = Keys::read(keys, hex)?;
+    let mut keys = KeyChunks::open(keys, hex)?;
     let files: Vec<_> = db.files().collect();
     let names: Vec<String> = files.iter().map(|f| f.name()).collect();
-    let shown = |k: &[u8]| {
-        if hex {
-            k.iter().map(|b| format!("{b:02x}")).collect()
-        } else {
-            String::from_utf8_lossy(k).into_owned()
-        }
-    };
     let mut out = Stdout::new();
     let mut cache = ribbon_sst::db::get::FileCache::new();
+    // The text lists the files whose filters may hold each key: the data of
+    // a file after which no file can be asked is not needed. JSON says
+    // what each file holds and whether the key is found: read everything.
+    let detail = if json { Detail::Full } else { Detail::Filters };
     let mut line = String::new();
-    for chunk in keys.chunks() {
+    let mut shown = String::new();
+    while let Some(chunk) = keys.next_chunk()? {
         let paths = db
-            .get_paths(&chunk, &mut cache)
+            .get_paths_with(&chunk, &mut cache, detail)
             .map_err(|e| Error::failed(format!("{}: {e}", dir.display())))?;
         for (k, path) in chunk.iter().zip(&paths) {
+            shown.clear();
+            if hex {
+                for b in *k {
+                    let _ = write!(shown, "{b:02x}");
+                }
+            } else {
+                shown.push_str(&String::from_utf8_lossy(k));
+            }
             line.clear();
-            write_key(&mut line, &shown(k), path, &files, &names, json)?;
+            write_key(&mut line, &shown, path, &files, &names, json)?;
             out.line(&line)?;
         }
     }
     out.finish()
+}
+
+/// A keys file read a chunk of [`CHUNK`] keys at a time (memory
+/// independent of the number of keys), split as `Keys::parse` splits a
+/// whole file: `\n`-separated lines, a final newline starts no key, text
+/// keys lose a trailing `\r`, `--hex` lines are trimmed and decoded.
+struct KeyChunks {
+    input: std::io::BufReader<Input>,
+    path: PathBuf,
+    hex: bool,
+    /// Lines read so far (for errors).
+    line_no: usize,
+    line: Vec<u8>,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl KeyChunks {
+    fn open(path: &Path, hex: bool) -> Result<Self, Error> {
+        Ok(Self {
+            input: std::io::BufReader::with_capacity(1 << 16, input::open(path)?),
+            path: path.to_path_buf(),
+            hex,
+            line_no: 0,
+            line: Vec::new(),
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        })
+    }
+
+    /// The next keys, at most [`CHUNK`]; `None` at the end of the file.
+    fn next_chunk(&mut self) -> Result<Option<Vec<&[u8]>>, Error> {
+        self.bytes.clear();
+        self.ends.clear();
+        while self.ends.len() < CHUNK {
+            self.line.clear();
+            let n = self
+                .input
+                .read_until(b'\n', &mut self.line)
+                .map_err(|e| read_error(&self.path, e))?;
+            if n == 0 {
+                break;
+            }
+            self.line_no += 1;
+            let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+            if self.hex {
+                decode_hex(line.trim_ascii(), &mut self.bytes).map_err(|e| {
+                    Error::failed(format!(
+                        "{}:{}: invalid hex: {e}",
+                        shown(&self.path),
+                        self.line_no
+                    ))
+                })?;
+            } else {
+                self.bytes
+                    .extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+            }
+            self.ends.push(self.bytes.len());
+        }
+        if self.ends.is_empty() {
+            return Ok(None);
+        }
+        let mut start = 0;
+        Ok(Some(
+            self.ends
+                .iter()
+                .map(|&end| {
+                    let k = &self.bytes[start..end];
+                    start = end;
+                    k
+                })
+                .collect(),
+        ))
+    }
 }
 
 fn write_key(
@@ -180,7 +264,6 @@ fn write_key(
     names: &[String],
     json: bool,
 ) -> Result<(), Error> {
-    use std::fmt::Write;
     if json {
         let report = KeyReport {
             key,

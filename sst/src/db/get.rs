@@ -27,12 +27,15 @@ use super::merge::entry_kind;
 use super::range_del::{self, Tombstones};
 use super::wal::EntryKind;
 use super::Db;
+use crate::block_layout::Layout;
 use crate::budget::ReadBudget;
+use crate::coding::Reader;
+use crate::error::BlockKind;
 use crate::handle::BlockHandle;
 use crate::key::{self, Comparator};
 use crate::table::SstFile;
 use core::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// At most this many files are kept open between batches.
 pub const MAX_OPEN_FILES: usize = 256;
@@ -75,6 +78,24 @@ pub enum FileAnswer {
     /// The file's newest entry of the key: a value, a deletion, or merge
     /// operands only (then `Get` goes on).
     Found(EntryKind),
+    /// Its filter may hold the key, and its data was not read: no later
+    /// file can be asked, and [`Detail::Filters`] was asked for (only the
+    /// files and their filters' answers).
+    NotRead,
+}
+
+/// How much of each `Get` path [`Db::get_paths_with`] works out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Everything: each file's answer, and whether `Get` finds the key.
+    #[default]
+    Full,
+    /// The files asked and their filters' answers, exactly as with
+    /// [`Detail::Full`]; but a file whose filter may hold the key is not
+    /// read when no later file can be asked (its answer is
+    /// [`FileAnswer::NotRead`], and [`GetPath::outcome`] is then `None`).
+    /// Reading that data block is most of the cost of a `Get` path.
+    Filters,
 }
 
 /// One file a `Get` asks.
@@ -106,14 +127,29 @@ pub struct GetPath {
     pub steps: Vec<Step>,
     /// Whether `Get` returns a value (`table/get_context.cc`'s states: a
     /// value, or merge operands over anything, found before a deletion or
-    /// a newer range deletion).
+    /// a newer range deletion); `false` when unknown (see
+    /// [`GetPath::outcome`]).
     pub found: bool,
 }
 
 impl GetPath {
-    /// Whether the key is found (RocksDB's `Get` returns a value).
+    /// Whether the key is found (RocksDB's `Get` returns a value). `false`
+    /// also when that is unknown (a path of [`Detail::Filters`] whose last
+    /// file was not read): [`GetPath::outcome`] tells the two apart.
     pub fn found(&self) -> bool {
         self.found
+    }
+
+    /// Whether the key is found; `None` when that depends on the last file
+    /// asked, which was not read ([`FileAnswer::NotRead`], under
+    /// [`Detail::Filters`]).
+    pub fn outcome(&self) -> Option<bool> {
+        match self.steps.last() {
+            // Merge operands found earlier make `Get` find the key whatever
+            // the last file holds.
+            Some(s) if s.answer == FileAnswer::NotRead && !self.found => None,
+            _ => Some(self.found),
+        }
     }
 }
 
@@ -138,6 +174,7 @@ struct OpenFile {
 #[derive(Default)]
 pub struct FileCache {
     open: HashMap<usize, OpenFile>,
+    blocks: BlockCache,
     memtable_tombstones: Option<Tombstones>,
 }
 
@@ -157,12 +194,7 @@ impl FileCache {
 impl Db {
     /// The indices in [`Db::files`] of [`Db::candidate_files`].
     pub fn candidate_indices(&self, user_key: &[u8]) -> Vec<usize> {
-        let mut offsets = Vec::with_capacity(self.levels().len());
-        let mut n = 0;
-        for l in self.levels() {
-            offsets.push(n);
-            n += l.len();
-        }
+        let offsets = self.level_offsets();
         self.candidates(user_key)
             .into_iter()
             .map(|(level, i)| offsets[level] + i)
@@ -177,32 +209,54 @@ impl Db {
         keys: &[K],
         cache: &mut FileCache,
     ) -> Result<Vec<GetPath>, DbError> {
+        self.get_paths_with(keys, cache, Detail::Full)
+    }
+
+    /// [`Db::get_paths`], working out `detail` of each path: with
+    /// [`Detail::Filters`] the files asked and their filters' answers are
+    /// the same, but the data of a file after which no file can be asked
+    /// is not read.
+    pub fn get_paths_with<K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        cache: &mut FileCache,
+        detail: Detail,
+    ) -> Result<Vec<GetPath>, DbError> {
         let c = self.comparator();
         let mem_tombstones = cache
             .memtable_tombstones
             .get_or_insert_with(|| Tombstones::new(&self.memtable().tombstones, c))
             .clone();
         let files: Vec<_> = self.files().collect();
+        let offsets = self.level_offsets();
         let mut out = Vec::with_capacity(keys.len());
-        let mut by_file: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+        let mut by_file: Vec<Vec<u32>> = vec![Vec::new(); files.len()];
         let mut looking = vec![false; keys.len()];
+        // The last file each key may ask (`usize::MAX`: none).
+        let mut last_file = vec![usize::MAX; keys.len()];
         // Each key's GetContext state and the newest range tombstone seen.
         let mut state: Vec<(State, u64)> = Vec::with_capacity(keys.len());
+        let mut candidates = Vec::new();
+        let no_memtable = self.memtable().is_empty() && mem_tombstones.is_empty();
         for (k, key) in keys.iter().enumerate() {
             let key = key.as_ref();
-            let covering = mem_tombstones.max_covering(key, c);
-            let (memtable, ends) = match self.memtable().entry(key) {
-                Some(e) if covering > e.seq => (MemtableAnswer::RangeDeleted, true),
-                Some(e) => (
-                    match e.kind {
-                        EntryKind::Value => MemtableAnswer::Value,
-                        EntryKind::Deletion => MemtableAnswer::Deleted,
-                        EntryKind::Merge => MemtableAnswer::Merge,
-                    },
-                    e.ends_search || covering > 0,
-                ),
-                None if covering > 0 => (MemtableAnswer::RangeDeleted, true),
-                None => (MemtableAnswer::None, false),
+            let (memtable, ends) = if no_memtable {
+                (MemtableAnswer::None, false)
+            } else {
+                let covering = mem_tombstones.max_covering(key, c);
+                match self.memtable().entry(key) {
+                    Some(e) if covering > e.seq => (MemtableAnswer::RangeDeleted, true),
+                    Some(e) => (
+                        match e.kind {
+                            EntryKind::Value => MemtableAnswer::Value,
+                            EntryKind::Deletion => MemtableAnswer::Deleted,
+                            EntryKind::Merge => MemtableAnswer::Merge,
+                        },
+                        e.ends_search || covering > 0,
+                    ),
+                    None if covering > 0 => (MemtableAnswer::RangeDeleted, true),
+                    None => (MemtableAnswer::None, false),
+                }
             };
             // Found when the memtable ends the lookup with a value, or with
             // merge operands over anything (a value, a deletion, a range
@@ -223,13 +277,25 @@ impl Db {
             ));
             if !ends {
                 looking[k] = true;
-                for g in self.candidate_indices(key) {
-                    by_file[g].push(k);
+                candidates.clear();
+                self.candidates_into(key, &mut candidates);
+                for &(level, i) in &candidates {
+                    let g = offsets[level] + i;
+                    by_file[g].push(k as u32);
+                    last_file[k] = g;
                 }
             }
         }
-        for (g, asked) in by_file.iter().enumerate() {
-            let asked: Vec<usize> = asked.iter().copied().filter(|&k| looking[k]).collect();
+        let mut asked: Vec<usize> = Vec::new();
+        let mut batch: Vec<&[u8]> = Vec::new();
+        let mut positive: Vec<usize> = Vec::new();
+        let mut answers: Vec<FileAnswer> = Vec::new();
+        // The entries each asked key's lookup found: `spans[i]` in `found_entries`.
+        let mut found_entries: Vec<(u64, EntryKind)> = Vec::new();
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for (g, by) in by_file.iter().enumerate() {
+            asked.clear();
+            asked.extend(by.iter().map(|&k| k as usize).filter(|&k| looking[k]));
             if asked.is_empty() {
                 continue;
             }
@@ -255,38 +321,57 @@ impl Db {
             let Some(file) = cache.open.get_mut(&g) else {
                 continue;
             };
-            let batch: Vec<&[u8]> = asked.iter().map(|&k| keys[k].as_ref()).collect();
+            batch.clear();
+            batch.extend(asked.iter().map(|&k| keys[k].as_ref()));
             let may = file.sst.key_may_match_many(&batch);
-            // The keys the filter may hold, looked up in comparator order.
-            let mut positive: Vec<usize> = (0..asked.len()).filter(|&i| may[i]).collect();
-            positive.sort_by(|&a, &b| c.compare_user(batch[a], batch[b]).unwrap_or(Ordering::Equal));
             let has_filter =
                 file.sst.whole_key_filtering() && !matches!(file.sst.filter(), crate::Filter::None);
-            let mut answers = vec![FileAnswer::Filtered; asked.len()];
-            let mut entries: Vec<Vec<(u64, EntryKind)>> = vec![Vec::new(); asked.len()];
+            answers.clear();
+            answers.resize(asked.len(), FileAnswer::Filtered);
+            spans.clear();
+            spans.resize(asked.len(), (0, 0));
+            found_entries.clear();
+            // The keys the filter may hold and whose data must be read,
+            // looked up in comparator order (keys in one data block share
+            // one decode).
+            positive.clear();
+            for (i, &k) in asked.iter().enumerate() {
+                if !may[i] {
+                    continue;
+                }
+                if detail == Detail::Filters && last_file[k] == g {
+                    answers[i] = FileAnswer::NotRead;
+                } else {
+                    positive.push(i);
+                }
+            }
+            positive.sort_by(|&a, &b| c.compare_user(batch[a], batch[b]).unwrap_or(Ordering::Equal));
             let name = files[g].name();
-            let mut reader = BlockReader::default();
             for &i in &positive {
-                entries[i] = file.lookup(batch[i], c, &mut reader, &name)?;
-                answers[i] = match entries[i].first() {
+                let start = found_entries.len();
+                file.lookup(g, batch[i], c, &mut cache.blocks, &name, &mut found_entries)?;
+                spans[i] = (start, found_entries.len());
+                let entries = &found_entries[start..];
+                answers[i] = match entries.first() {
                     None => FileAnswer::Absent,
-                    Some(_) => FileAnswer::Found(
-                        entries[i]
-                            .iter()
-                            .map(|e| e.1)
-                            .find(|k| *k != EntryKind::Merge)
-                            .map_or(EntryKind::Merge, |k| {
-                                if entries[i][0].1 == EntryKind::Merge {
-                                    EntryKind::Value
-                                } else {
-                                    k
-                                }
-                            }),
-                    ),
+                    // Merge operands over a value or deletion read as a value.
+                    Some(&(_, EntryKind::Merge)) => {
+                        FileAnswer::Found(if entries.iter().any(|e| e.1 != EntryKind::Merge) {
+                            EntryKind::Value
+                        } else {
+                            EntryKind::Merge
+                        })
+                    }
+                    Some(&(_, kind)) => FileAnswer::Found(kind),
                 };
             }
+            let no_tombstones = file.tombstones.is_empty();
             for (i, &k) in asked.iter().enumerate() {
-                let covering = file.tombstones.max_covering(batch[i], c);
+                let covering = if no_tombstones {
+                    0
+                } else {
+                    file.tombstones.max_covering(batch[i], c)
+                };
                 let (st, max_cov) = &mut state[k];
                 *max_cov = (*max_cov).max(covering);
                 out[k].steps.push(Step {
@@ -298,7 +383,8 @@ impl Db {
                 });
                 // SaveValue over the file's entries, newest first.
                 let mut ended = None;
-                for &(seq, kind) in &entries[i] {
+                let (from, to) = spans[i];
+                for &(seq, kind) in &found_entries[from..to] {
                     let kind = if *max_cov > seq { EntryKind::Deletion } else { kind };
                     match kind {
                         EntryKind::Value => ended = Some(true),
@@ -327,59 +413,261 @@ impl Db {
     }
 }
 
-/// The decoded keys of the data block read last.
+/// At most this many bytes of decompressed data blocks are kept between
+/// lookups (RocksDB's block cache; blocks go first in, first out).
+pub const BLOCK_CACHE_BYTES: usize = 64 << 20;
+
+/// Decompressed data blocks, by (index in [`Db::files`], block index).
 #[derive(Default)]
-struct BlockReader {
-    block: Option<usize>,
-    bytes: Vec<u8>,
-    /// (end of the user key in `bytes`, footer).
-    entries: Vec<(usize, u64)>,
+struct BlockCache {
+    blocks: HashMap<(usize, usize), Vec<u8>>,
+    order: VecDeque<(usize, usize)>,
+    bytes: usize,
 }
 
-impl BlockReader {
-    fn entry(&self, i: usize) -> (&[u8], u64) {
-        let start = if i == 0 { 0 } else { self.entries[i - 1].0 };
-        let (end, footer) = self.entries[i];
-        (&self.bytes[start..end], footer)
-    }
-
-    fn load(&mut self, sst: &SstFile, b: usize, h: BlockHandle, name: &str) -> Result<(), DbError> {
-        if self.block == Some(b) {
-            return Ok(());
+impl BlockCache {
+    /// The contents of block `b` (at `h`) of file `g`, read from `sst` when
+    /// not cached (checksum verified, decompressed).
+    fn get(
+        &mut self,
+        sst: &SstFile,
+        g: usize,
+        b: usize,
+        h: BlockHandle,
+        name: &str,
+    ) -> Result<&[u8], DbError> {
+        if !self.blocks.contains_key(&(g, b)) {
+            let raw = sst.read_data_block(h).map_err(|error| DbError::Sst {
+                file: name.to_string(),
+                error,
+            })?;
+            let contents = raw.contents.into_owned();
+            while self.bytes + contents.len() > BLOCK_CACHE_BYTES {
+                let Some(old) = self.order.pop_front() else {
+                    break;
+                };
+                if let Some(v) = self.blocks.remove(&old) {
+                    self.bytes -= v.len();
+                }
+            }
+            self.bytes += contents.len();
+            self.order.push_back((g, b));
+            self.blocks.insert((g, b), contents);
         }
-        self.block = None;
-        self.bytes.clear();
-        self.entries.clear();
-        let err = |error| DbError::Sst {
+        Ok(self.blocks.get(&(g, b)).map_or(&[], |v| v.as_slice()))
+    }
+}
+
+/// One key looked up in one file's data blocks.
+#[derive(Clone, Copy)]
+struct Probe<'a> {
+    user_key: &'a [u8],
+    c: Comparator,
+    /// The file's global sequence number, if it has one.
+    global_seqno: Option<u64>,
+    /// The file's name, for errors.
+    name: &'a str,
+}
+
+/// Whether a block lookup is over or goes on into the next block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seek {
+    Done,
+    NextBlock,
+}
+
+/// The footer bits that are flags, not the restart count
+/// (`table/block_based/data_block_footer.cc`).
+const FOOTER_FLAGS: u32 = 0xf << 28;
+
+/// One entry's header at `pos` of `data`: (shared, non-shared, value
+/// length, start of the key bytes); `None` when it does not fit.
+#[inline]
+fn entry_header(data: &[u8], pos: usize) -> Option<(usize, usize, usize, usize)> {
+    match data.get(pos..pos + 3) {
+        Some(&[s, n, v]) if (s | n | v) < 0x80 => {
+            Some((usize::from(s), usize::from(n), usize::from(v), pos + 3))
+        }
+        _ => {
+            let mut r = Reader::new(data.get(pos..)?);
+            let s = r.varint32()? as usize;
+            let n = r.varint32()? as usize;
+            let v = r.varint32()? as usize;
+            Some((s, n, v, pos + r.position()))
+        }
+    }
+}
+
+/// Appends to `out` the entries of `user_key` in `contents` (a data block
+/// at `h`, keys and values stored together), newest first, up to the first
+/// that is not a merge operand: the restart point is found by binary
+/// search, then entries are decoded from there (`Block::Seek` in
+/// `table/block_based/block.cc`). [`Seek::NextBlock`] when the block ends
+/// while the key may go on into the next one.
+fn seek_block(
+    contents: &[u8],
+    h: BlockHandle,
+    p: Probe<'_>,
+    out: &mut Vec<(u64, EntryKind)>,
+) -> Result<Seek, DbError> {
+    let Probe {
+        user_key,
+        c,
+        global_seqno,
+        name,
+    } = p;
+    let corrupt = |what: &str| DbError::corrupt(name, format!("data block at offset {}: {what}", h.offset));
+    let layout = Layout::of(contents, &BlockKind::Data, h.offset).map_err(|error| DbError::Sst {
+        file: name.to_string(),
+        error,
+    })?;
+    let data = &contents[..layout.keys_end];
+    if data.is_empty() {
+        return Ok(Seek::NextBlock);
+    }
+    let footer = u32::from_le_bytes(
+        contents[contents.len() - 4..]
+            .try_into()
+            .map_err(|_| corrupt("no footer"))?,
+    );
+    let num_restarts = (footer & !FOOTER_FLAGS) as usize;
+    let restart = |i: usize| -> Result<usize, DbError> {
+        let at = layout.values_end + 4 * i;
+        contents
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .filter(|&p| p < data.len())
+            .ok_or_else(|| corrupt("restart point out of bounds"))
+    };
+    // The user key at restart point `i` (its entry shares nothing).
+    let restart_key = |i: usize| -> Result<&[u8], DbError> {
+        let pos = restart(i)?;
+        let (shared, non_shared, _, start) =
+            entry_header(data, pos).ok_or_else(|| corrupt("bad entry at a restart point"))?;
+        if shared != 0 || non_shared < key::INTERNAL_FOOTER_LEN {
+            return Err(corrupt("bad key at a restart point"));
+        }
+        data.get(start..start + non_shared - key::INTERNAL_FOOTER_LEN)
+            .ok_or_else(|| corrupt("key runs past the end of the entries"))
+    };
+    // The last restart point whose key is before the key (else the first).
+    let (mut lo, mut hi) = (0, num_restarts);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if c.compare_user(restart_key(mid)?, user_key) == Some(Ordering::Less) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut pos = restart(lo)?;
+    let mut buf: Vec<u8> = Vec::with_capacity(64);
+    let mut first = true;
+    while pos < data.len() {
+        let (shared, non_shared, value_len, start) =
+            entry_header(data, pos).ok_or_else(|| corrupt("bad entry header"))?;
+        if shared > buf.len() || (first && shared != 0) {
+            return Err(corrupt("key shares more bytes than the previous key has"));
+        }
+        first = false;
+        let key_end = start
+            .checked_add(non_shared)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| corrupt("key runs past the end of the entries"))?;
+        pos = key_end
+            .checked_add(value_len)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| corrupt("value runs past the end of the block"))?;
+        buf.truncate(shared);
+        buf.extend_from_slice(&data[start..key_end]);
+        if buf.len() < key::INTERNAL_FOOTER_LEN {
+            return Err(corrupt("a key shorter than an internal key"));
+        }
+        let (user, footer) = key::split_internal(&buf);
+        match c.compare_user(user, user_key) {
+            Some(Ordering::Less) => continue,
+            Some(Ordering::Equal) => {}
+            _ => return Ok(Seek::Done),
+        }
+        let kind = entry_kind((footer & 0xff) as u8).map_err(|w| DbError::corrupt(name, w))?;
+        out.push((global_seqno.unwrap_or(footer >> 8), kind));
+        if kind != EntryKind::Merge {
+            return Ok(Seek::Done);
+        }
+    }
+    Ok(Seek::NextBlock)
+}
+
+/// [`seek_block`] for any data block: every entry decoded (blocks whose
+/// values are stored apart go through [`KeyWalk`]).
+fn walk_block(
+    sst: &SstFile,
+    contents: &[u8],
+    h: BlockHandle,
+    p: Probe<'_>,
+    out: &mut Vec<(u64, EntryKind)>,
+) -> Result<Seek, DbError> {
+    let Probe {
+        user_key,
+        c,
+        global_seqno,
+        name,
+    } = p;
+    let mut seek = Seek::NextBlock;
+    let mut bad_kind = None;
+    KeyWalk::default()
+        .block(contents, h, sst.restart_interval(), |e| {
+            if seek == Seek::Done {
+                return Ok(());
+            }
+            let (user, footer) = e.split();
+            match c.compare_user(user, user_key) {
+                Some(Ordering::Less) => return Ok(()),
+                Some(Ordering::Equal) => {}
+                _ => {
+                    seek = Seek::Done;
+                    return Ok(());
+                }
+            }
+            match entry_kind((footer & 0xff) as u8) {
+                Ok(kind) => {
+                    out.push((global_seqno.unwrap_or(footer >> 8), kind));
+                    if kind != EntryKind::Merge {
+                        seek = Seek::Done;
+                    }
+                }
+                Err(w) => {
+                    bad_kind = Some(w);
+                    seek = Seek::Done;
+                }
+            }
+            Ok(())
+        })
+        .map_err(|error| DbError::Sst {
             file: name.to_string(),
             error,
-        };
-        let raw = sst.read_data_block(h).map_err(err)?;
-        let (bytes, entries) = (&mut self.bytes, &mut self.entries);
-        KeyWalk::default()
-            .block(&raw.contents, h, sst.restart_interval(), |e| {
-                let (user, footer) = e.split();
-                bytes.extend_from_slice(user);
-                entries.push((bytes.len(), footer));
-                Ok(())
-            })
-            .map_err(err)?;
-        self.block = Some(b);
-        Ok(())
+        })?;
+    match bad_kind {
+        Some(w) => Err(DbError::corrupt(name, w)),
+        None => Ok(seek),
     }
 }
 
 impl OpenFile {
-    /// The file's entries of `user_key`, newest first, up to and including
-    /// the first that is not a merge operand (empty: the file does not hold
-    /// the key); sequence numbers are the file's global one if it has one.
+    /// Appends to `out` the file's entries of `user_key`, newest first, up
+    /// to and including the first that is not a merge operand (none: the
+    /// file does not hold the key); sequence numbers are the file's global
+    /// one if it has one. `g` is the file's index in [`Db::files`], its
+    /// blocks' key in `blocks`.
     fn lookup(
         &mut self,
+        g: usize,
         user_key: &[u8],
         c: Comparator,
-        reader: &mut BlockReader,
+        blocks: &mut BlockCache,
         name: &str,
-    ) -> Result<Vec<(u64, EntryKind)>, DbError> {
+        out: &mut Vec<(u64, EntryKind)>,
+    ) -> Result<(), DbError> {
         if self.index.is_none() {
             let mut index = Vec::new();
             let user_keys = self.sst.properties().index_key_is_user_key();
@@ -402,39 +690,34 @@ impl OpenFile {
                 error,
             })?;
             self.index = Some(index);
-            *reader = BlockReader::default();
         }
         let index = self.index.as_deref().unwrap_or_default();
         let mut b = index.partition_point(|(s, _)| c.compare_user(s, user_key) == Some(Ordering::Less));
-        let mut out = Vec::new();
         while let Some(&(_, h)) = index.get(b) {
-            reader.load(&self.sst, b, h, name)?;
-            let n = reader.entries.len();
-            // The first entry at or after the key (binary search).
-            let (mut lo, mut hi) = (0, n);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if c.compare_user(reader.entry(mid).0, user_key) == Some(Ordering::Less) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            let mut i = lo;
-            while i < n {
-                let (k, footer) = reader.entry(i);
-                if k != user_key {
-                    return Ok(out);
-                }
-                let kind = entry_kind((footer & 0xff) as u8).map_err(|w| DbError::corrupt(name, w))?;
-                out.push((self.global_seqno.unwrap_or(footer >> 8), kind));
-                if kind != EntryKind::Merge {
-                    return Ok(out);
-                }
-                i += 1;
+            let contents = blocks.get(&self.sst, g, b, h, name)?;
+            let separated = Layout::of(contents, &BlockKind::Data, h.offset)
+                .map_err(|error| DbError::Sst {
+                    file: name.to_string(),
+                    error,
+                })?
+                .values_section
+                .is_some();
+            let probe = Probe {
+                user_key,
+                c,
+                global_seqno: self.global_seqno,
+                name,
+            };
+            let seek = if separated {
+                walk_block(&self.sst, contents, h, probe, out)?
+            } else {
+                seek_block(contents, h, probe, out)?
+            };
+            if seek == Seek::Done {
+                return Ok(());
             }
             b += 1;
         }
-        Ok(out)
+        Ok(())
     }
 }

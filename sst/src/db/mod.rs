@@ -63,7 +63,7 @@ pub mod range_del;
 pub mod wal;
 
 pub use error::DbError;
-pub use get::{FileAnswer, GetPath, MemtableAnswer, Step};
+pub use get::{Detail, FileAnswer, GetPath, MemtableAnswer, Step};
 pub use manifest::{ColumnFamily, FileMeta, Version};
 pub use merge::for_each_file_key;
 pub use options::{OpenOptions, OptionsFile, WalRecoveryMode};
@@ -417,6 +417,25 @@ impl Db {
 
     /// [`Db::candidate_files`] as (level, index in the level).
     pub(crate) fn candidates(&self, user_key: &[u8]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        self.candidates_into(user_key, &mut out);
+        out
+    }
+
+    /// Where each level's files start in [`Db::files`].
+    pub(crate) fn level_offsets(&self) -> Vec<usize> {
+        let mut n = 0;
+        self.levels
+            .iter()
+            .map(|l| {
+                n += l.len();
+                n - l.len()
+            })
+            .collect()
+    }
+
+    /// [`Db::candidates`], appended to `out`.
+    pub(crate) fn candidates_into(&self, user_key: &[u8], out: &mut Vec<(usize, usize)>) {
         let c = self.comparator;
         // `storage_info_.num_non_empty_levels_`: one past the last level with files.
         let non_empty = self
@@ -424,7 +443,6 @@ impl Db {
             .iter()
             .rposition(|l| !l.is_empty())
             .map_or(0, |i| i + 1);
-        let mut out = Vec::new();
         for (level, files) in self.levels.iter().enumerate().take(non_empty) {
             let check_range = non_empty > 1 || files.len() > 3;
             if level == 0 {
@@ -459,7 +477,6 @@ impl Db {
                 i += 1;
             }
         }
-        out
     }
 
     /// [`Db::candidate_files`] (the name of earlier releases).
