@@ -41,6 +41,19 @@ pub struct IcmlView {
     pub seed: u32,
     /// Its raw seed (what the rehash XORs in).
     pub raw_seed: u32,
+    /// Distinct keys in the filter.
+    pub num_keys: u32,
+    /// Bytes of the filter block, trailer included.
+    pub bytes: u32,
+    /// `8 * bytes / num_keys`: what the filter really spends per key.
+    pub real_bits_per_key: f64,
+    /// The crate's estimate of this filter's FP rate
+    /// (`standard128::estimated_fp_rate`, RocksDB's `EstimatedFpRate`): one in
+    /// this many.
+    pub estimated_one_in_fp_rate: f64,
+    /// Slots RocksDB's slot table asks for these keys before rounding up to
+    /// whole blocks (at least two blocks).
+    pub table_slots: u32,
     /// The whole filter block, hex: solution then the 5-byte trailer.
     pub filter_hex: String,
     /// Per key, in key order: where its query reads and the answer.
@@ -68,12 +81,17 @@ pub fn view(key_hashes: &[u64]) -> Result<IcmlView, Error> {
     // The builder drops a key equal to the one before it.
     let mut hashes = key_hashes.to_vec();
     hashes.dedup();
+    let num_keys = hashes.len() as u32;
     let filter = standard128::build(hashes, desired_one_in_fp_rate, |_| usize::MAX)
         .map_err(|_| Error::failed("no seed bands these keys into a Standard128 Ribbon filter"))?;
     let Parsed::Reader(reader) = standard128::parse_trailer(&filter) else {
         return Err(Error::failed("the Standard128 filter built does not read back"));
     };
     let layout = reader.layout();
+    let millibits = BitsPerKey::new(BITS_PER_KEY).millibits_per_key();
+    let estimated = standard128::estimated_fp_rate(num_keys as usize, filter.len(), |n, len| {
+        ribbon::rocksdb::bloom::fast_local::estimated_fp_rate(n, len, millibits)
+    });
     let hasher = Hasher::<Standard128>::with_ordinal_seed(reader.seed());
     let keys = key_hashes
         .iter()
@@ -99,6 +117,11 @@ pub fn view(key_hashes: &[u64]) -> Result<IcmlView, Error> {
         upper_start_block: layout.upper_start_block(),
         seed: reader.seed(),
         raw_seed: ribbon::core::hasher::raw_seed_from_ordinal(reader.seed()),
+        num_keys,
+        bytes: filter.len() as u32,
+        real_bits_per_key: 8.0 * filter.len() as f64 / f64::from(num_keys),
+        estimated_one_in_fp_rate: 1.0 / estimated,
+        table_slots: standard128::BANDING.num_slots(num_keys),
         filter_hex: filter.iter().map(|b| format!("{b:02x}")).collect(),
         keys,
     })

@@ -61,7 +61,14 @@ pub struct Trace {
     pub columns: u32,
     /// Valid starts, `m - w + 1`.
     pub num_starts: u32,
-    /// Every seed tried, the last one the seed that banded.
+    /// Whether a seed banded (else every attempt failed, and there is no
+    /// back-substitution or solution).
+    pub banded: bool,
+    /// Seeds that failed before the one that banded (all of them tried when
+    /// none banded).
+    pub failed_seeds: u32,
+    /// Every seed tried, the last one the seed that banded (when none
+    /// banded: the first of the failed ones, see [`construct_all`]).
     pub attempts: Vec<Attempt>,
     /// Back-substitution, slot by slot from the last.
     pub back_subst: Vec<Solve>,
@@ -135,12 +142,35 @@ pub fn construct<const W: u32>(
     result_bits: u32,
     max_seeds: u32,
 ) -> Option<Trace> {
+    Some(construct_all::<W>(
+        key_hashes,
+        columns,
+        result_bits,
+        max_seeds,
+        u32::MAX,
+    ))
+    .filter(|t| t.banded)
+}
+
+/// As [`construct`], but a construction where every seed fails is returned
+/// too (`banded` false), with only its first `keep_failed` attempts
+/// recorded (all `max_seeds` are tried and counted in `failed_seeds`).
+pub fn construct_all<const W: u32>(
+    key_hashes: &[u64],
+    columns: u32,
+    result_bits: u32,
+    max_seeds: u32,
+    keep_failed: u32,
+) -> Trace {
     let mut attempts = Vec::new();
+    let mut num_starts = 0;
+    let mut num_slots = columns;
     for seed in 0..max_seeds {
         let hasher = Hasher::<VizSettings<W>>::with_ordinal_seed(seed);
         let mut banding = Banding::<VizSettings<W>>::new();
         banding.reset(columns);
-        let num_starts = banding.num_starts();
+        num_starts = banding.num_starts();
+        num_slots = banding.num_slots();
         let equations: Vec<Equation<SmallRow<W>>> = key_hashes
             .iter()
             .map(|&h| equation(&hasher, h, num_starts, result_bits))
@@ -157,6 +187,9 @@ pub fn construct<const W: u32>(
             rec.key = k;
             !banding.add_observed(equations[k as usize], &mut rec)
         });
+        if failed_key.is_some() && seed >= keep_failed {
+            continue;
+        }
         attempts.push(Attempt {
             seed,
             raw_seed: ribbon::core::hasher::raw_seed_from_ordinal(seed),
@@ -170,16 +203,28 @@ pub fn construct<const W: u32>(
         });
         if failed_key.is_none() {
             let solution = simple_back_subst_observed(&banding, result_bits, &mut rec);
-            return Some(Trace {
+            return Trace {
                 width: W,
                 result_bits,
                 columns: banding.num_slots(),
                 num_starts,
+                banded: true,
+                failed_seeds: seed,
                 attempts,
                 back_subst: rec.solves,
                 solution,
-            });
+            };
         }
     }
-    None
+    Trace {
+        width: W,
+        result_bits,
+        columns: num_slots,
+        num_starts,
+        banded: false,
+        failed_seeds: max_seeds,
+        attempts,
+        back_subst: Vec::new(),
+        solution: Vec::new(),
+    }
 }
