@@ -583,3 +583,73 @@ fn outputs_replace_only_regular_files_and_fifos_are_refused_as_inputs() {
         },
     );
 }
+
+/// Issue 37: bucketing runs on every core (pieces of each block hashed and
+/// routed in parallel, the next block read meanwhile) and `big gen` fills
+/// its blocks in parallel; the bytes must not move. The digests were
+/// computed with the binary of commit c42c488, before either change (one
+/// thread for routing), for binary records, hex lines and text lines, each
+/// input spanning two read blocks of 16 MiB.
+#[test]
+fn bytes_are_those_of_the_serial_bucketing_whatever_the_threads() {
+    use sha2::{Digest, Sha256};
+    let digest = |p: &Path| -> String {
+        Sha256::digest(std::fs::read(p).unwrap())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let (bin, hex) = (path("keys.bin"), path("keys.hex"));
+    ok(&["big", "gen", "--count", "1000000", "--out", s(&bin)]);
+    assert_eq!(
+        digest(&bin),
+        "b2517eb91e9eaad2c3aa272059289ae688a8f9c7aa700880231bce1820f4a0d1"
+    );
+    ok(&[
+        "big",
+        "gen",
+        "--count",
+        "600000",
+        "--start",
+        "7",
+        "--hex",
+        "--out",
+        s(&hex),
+    ]);
+    assert_eq!(
+        digest(&hex),
+        "139a1c2140ba03f752e8f3a8b2ca086825308dee9f0006060c2bd5dc0299838d"
+    );
+    let cases: [(&Path, &[&str], &str, &str); 3] = [
+        (
+            &bin,
+            &["--record-bytes", "20", "--memory", "32M", "--shard-bits", "4"],
+            "15677072d47bede5125cd46b1d72bb0ad02e1236c953690818efbebd64e6b58b",
+            "binary",
+        ),
+        (
+            &hex,
+            &["--hex", "--memory", "16M", "--shard-bits", "3"],
+            "a183cb508b327393c78750870a881ef37c393a962ff93885bb0831f484bc0be8",
+            "hex",
+        ),
+        (
+            &hex,
+            &["--memory", "16M", "--shard-bits", "5"],
+            "6b4866527fcf9d7317f86c5cf5d17dc5f56af46bfbc0eb686af4c66a8a25789a",
+            "text",
+        ),
+    ];
+    for (keys, args, expected, name) in cases {
+        for threads in ["1", "3"] {
+            let out = path(&format!("{name}-{threads}.rbs"));
+            let mut a = vec!["big", "build", "--keys", s(keys), "--out", s(&out), "-q"];
+            a.extend_from_slice(args);
+            a.extend_from_slice(&["--threads", threads]);
+            ok(&a);
+            assert_eq!(digest(&out), expected, "{name} keys, {threads} threads");
+        }
+    }
+}

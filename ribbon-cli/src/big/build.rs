@@ -1,10 +1,12 @@
 //! `ribbon big build`: one sharded filter file from a key stream larger
 //! than memory, in three restartable phases under one work directory:
 //!
-//! 1. **bucket**: read the keys block by block, hash them on every core and
-//!    append each hash to its shard's bucket file (`buckets/bNNNNNN.u64`,
-//!    little-endian u64s in input order); `buckets/done` records the counts
-//!    when the phase is complete;
+//! 1. **bucket**: read the keys block by block (the next block on a thread
+//!    of its own), hash them and route them to their shards on every core,
+//!    and append each hash to its shard's bucket file (`buckets/bNNNNNN.u64`,
+//!    little-endian u64s in input order, so the same bytes whatever the
+//!    number of threads) in batches; `buckets/done` records the counts when
+//!    the phase is complete;
 //! 2. **shards**: build the shards on a rayon pool, as many at once as the
 //!    memory budget allows, each written to `shards/sNNNNNN.rbn` through a
 //!    temporary file and a rename, so a file there is always complete;
@@ -17,7 +19,7 @@
 //! starts over. Standard input cannot be recognised, so its runs always
 //! start over.
 
-use super::keys::{estimate_keys, fingerprint, for_each_hash_block, KeyFormat};
+use super::keys::{estimate_keys, fingerprint, for_each_block, hash_keys, split_keys, KeyFormat};
 use super::memory::{peak_rss, Budget};
 use crate::error::{read_error, shown, write_error, Error};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -287,11 +289,16 @@ fn read_counts(work: &Path, bits: u32) -> Option<Vec<u64>> {
     (counts.len() == 1 << bits).then_some(counts)
 }
 
-/// Phase 1.
+/// Phase 1: reads the keys block by block (the next block is read while
+/// this one is worked on), then on every core: hashes and routes each
+/// piece of the block to its shards ([`route`]), and appends each shard's
+/// hashes, piece after piece so in input order, to its buffer, writing a
+/// buffer to its bucket file when full. Bucket files (and so the container)
+/// are the same bytes whatever the number of threads.
 fn bucket(p: &Params, bits: u32) -> Result<Vec<u64>, Error> {
     let n = 1usize << bits;
     // At most half the budget for the buffers (the rest holds the input
-    // block and its hashes), and no more than 512 KiB a bucket: larger
+    // blocks and their hashes), and no more than 512 KiB a bucket: larger
     // writes gain nothing.
     let cap = (p.memory / 2 / 8 / n as u64).clamp(64, 1 << 16) as usize;
     // An interrupted run's partial bucket files are not reused.
@@ -308,45 +315,126 @@ fn bucket(p: &Params, bits: u32) -> Result<Vec<u64>, Error> {
     let bar = bytes_bar(total_bytes, p.progress);
     let t = Instant::now();
     let mut keys = 0u64;
-    let flush = |i: usize, buf: &mut Vec<u64>| -> Result<(), Error> {
-        let path = bucket_path(&p.work, i);
-        let bytes: Vec<u8> = buf.iter().flat_map(|h| h.to_le_bytes()).collect();
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(&bytes))
-            .map_err(|e| write_error(&shown(&path), e))?;
-        buf.clear();
-        Ok(())
-    };
-    for_each_hash_block(&p.keys, p.format, |hashes, consumed| {
-        for &h in hashes {
-            let s = shard_of(h, bits);
-            let buf = &mut buffers[s];
-            if buf.capacity() == 0 {
-                buf.reserve_exact(cap);
-            }
-            buf.push(h);
-            counts[s] += 1;
-            if buf.len() == cap {
-                flush(s, buf)?;
-            }
-        }
-        keys += hashes.len() as u64;
+    let threads = rayon::current_num_threads();
+    for_each_block(&p.keys, p.format, |data, first_line, consumed| {
+        // Pieces for every core (four each, to even out their speeds), but
+        // no more than keep the per-piece shard tables (4 bytes a shard)
+        // within about four times the block's own hashes.
+        let per_record = match p.format {
+            KeyFormat::Binary(r) => r,
+            _ => 16,
+        };
+        let max_pieces = (4 * data.len() / per_record / n).max(1);
+        let pieces = split_keys(data, p.format, (4 * threads).min(max_pieces));
+        let routed = pieces
+            .par_iter()
+            .map(|&(piece, before)| {
+                hash_keys(piece, p.format, &p.keys, first_line + before).map(|h| route(h, bits))
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            // The first error in input order.
+            .collect::<Result<Vec<Routed>, Error>>()?;
+        buffers
+            .par_iter_mut()
+            .zip(counts.par_iter_mut())
+            .enumerate()
+            .try_for_each(|(s, (buf, count))| -> Result<(), Error> {
+                for r in &routed {
+                    let mut part = r.shard(s);
+                    *count += part.len() as u64;
+                    while !part.is_empty() {
+                        if buf.capacity() == 0 {
+                            buf.reserve_exact(cap);
+                        }
+                        let take = (cap - buf.len()).min(part.len());
+                        buf.extend_from_slice(&part[..take]);
+                        part = &part[take..];
+                        if buf.len() == cap {
+                            flush(&bucket_path(&p.work, s), buf)?;
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+        let in_block: u64 = routed.iter().map(|r| r.hashes.len() as u64).sum();
+        keys += in_block;
         bar.set_position(consumed);
         let rate = keys as f64 / t.elapsed().as_secs_f64().max(1e-9);
         bar.set_message(format!("bucketing {keys} keys, {:.1} M keys/s", rate / 1e6));
-        Ok(())
+        Ok(in_block)
     })?;
-    for (i, buf) in buffers.iter_mut().enumerate() {
-        flush(i, buf)?;
-    }
+    buffers
+        .par_iter_mut()
+        .enumerate()
+        .try_for_each(|(i, buf)| flush(&bucket_path(&p.work, i), buf))?;
     bar.finish_and_clear();
     let done: String = counts.iter().map(|c| format!("{c}\n")).collect();
     let path = p.work.join("buckets").join("done");
     std::fs::write(&path, done).map_err(|e| write_error(&shown(&path), e))?;
     Ok(counts)
+}
+
+/// Appends `buf`'s hashes (little-endian) to the bucket file `path` and
+/// empties `buf`; an empty `buf` still creates the file.
+fn flush(path: &Path, buf: &mut Vec<u64>) -> Result<(), Error> {
+    let mut bytes = Vec::with_capacity(buf.len() * 8);
+    for h in buf.iter() {
+        bytes.extend_from_slice(&h.to_le_bytes());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(&bytes))
+        .map_err(|e| write_error(&shown(path), e))?;
+    buf.clear();
+    Ok(())
+}
+
+/// One piece's hashes grouped by shard, in input order within each shard
+/// (a stable counting sort on the shard).
+struct Routed {
+    /// The hashes, shard 0's first.
+    hashes: Vec<u64>,
+    /// Where each shard's hashes start in `hashes`, and the end (2^bits + 1
+    /// entries).
+    starts: Vec<u32>,
+}
+
+impl Routed {
+    /// Shard `s`'s hashes, in input order.
+    fn shard(&self, s: usize) -> &[u64] {
+        &self.hashes[self.starts[s] as usize..self.starts[s + 1] as usize]
+    }
+}
+
+/// Groups `hashes` (fewer than 2^32) by their shard of `2^bits`, keeping
+/// input order within each shard.
+fn route(hashes: Vec<u64>, bits: u32) -> Routed {
+    let n = 1usize << bits;
+    if bits == 0 {
+        let starts = vec![0, hashes.len() as u32];
+        return Routed { hashes, starts };
+    }
+    let mut starts = vec![0u32; n + 1];
+    for &h in &hashes {
+        starts[shard_of(h, bits) + 1] += 1;
+    }
+    for s in 0..n {
+        starts[s + 1] += starts[s];
+    }
+    let mut next = starts[..n].to_vec();
+    let mut grouped = vec![0u64; hashes.len()];
+    for &h in &hashes {
+        let s = shard_of(h, bits);
+        grouped[next[s] as usize] = h;
+        next[s] += 1;
+    }
+    Routed {
+        hashes: grouped,
+        starts,
+    }
 }
 
 fn bytes_bar(total: Option<u64>, show: bool) -> ProgressBar {
@@ -518,4 +606,33 @@ pub fn assemble_files(shards: &[PathBuf], bits: u32, out_path: &Path) -> Result<
 /// A shard file's bytes (a regular file, read whole).
 fn read_shard(path: &Path) -> Result<Vec<u8>, Error> {
     crate::input::read_regular(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routing_groups_by_shard_and_keeps_input_order() {
+        // A fixed pseudo-random stream (splitmix64 steps).
+        let hashes: Vec<u64> = (1..=5000u64)
+            .map(|i| {
+                let z = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                (z ^ (z >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9)
+            })
+            .collect();
+        for bits in [0, 1, 3, 9] {
+            let r = route(hashes.clone(), bits);
+            assert_eq!(r.starts.len(), (1 << bits) + 1);
+            for s in 0..1usize << bits {
+                let naive: Vec<u64> = hashes
+                    .iter()
+                    .copied()
+                    .filter(|&h| shard_of(h, bits) == s)
+                    .collect();
+                assert_eq!(r.shard(s), naive, "bits {bits} shard {s}");
+            }
+            assert_eq!(r.hashes.len(), hashes.len());
+        }
+    }
 }

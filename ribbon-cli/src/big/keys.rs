@@ -51,16 +51,69 @@ pub fn for_each_hash_block(
     format: KeyFormat,
     mut sink: impl FnMut(&[u64], u64) -> Result<(), Error>,
 ) -> Result<u64, Error> {
-    let mut input: Box<dyn Read> = if path == Path::new("-") {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(crate::input::open(path)?)
-    };
+    let mut total = 0u64;
+    for_each_block(path, format, |data, first_line, consumed| {
+        let hashes = hash_block(data, format, path, first_line)?;
+        total += hashes.len() as u64;
+        sink(&hashes, consumed)?;
+        Ok(hashes.len() as u64)
+    })?;
+    Ok(total)
+}
+
+/// A block in flight: its buffer, the length of its whole keys, the input
+/// bytes consumed at its end, and whether it is the last.
+type Full = (Vec<u8>, usize, u64, bool);
+
+/// Reads `path` (`-`: standard input) in blocks of whole keys and hands
+/// each to `sink` with the number of keys (lines) before it and the input
+/// bytes consumed up to its end; `sink` returns the number of keys in the
+/// block.
+///
+/// The next block is read on a thread of its own while `sink` works on
+/// this one (two block buffers, recycled). Errors: the input's, a text line
+/// longer than a block, bytes after the last whole binary record.
+pub fn for_each_block(
+    path: &Path,
+    format: KeyFormat,
+    mut sink: impl FnMut(&[u8], u64, u64) -> Result<u64, Error>,
+) -> Result<(), Error> {
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<Full, Error>>(1);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        scope.spawn(move || {
+            let result = read_blocks(path, format, &full_tx, &empty_rx);
+            if let Err(e) = result {
+                // The receiver is gone only when the sink failed first.
+                let _ = full_tx.send(Err(e));
+            }
+        });
+        let mut line_no = 0u64;
+        for block in full_rx {
+            let (buf, usable, consumed, last) = block?;
+            line_no += sink(&buf[..usable], line_no, consumed)?;
+            if last {
+                break;
+            }
+            // The reader may already have ended (it stops after the last block).
+            let _ = empty_tx.send(buf);
+        }
+        Ok(())
+    })
+}
+
+/// The reading thread of [`for_each_block`]: sends each block's whole keys
+/// and carries the partial key at its end into the next buffer.
+fn read_blocks(
+    path: &Path,
+    format: KeyFormat,
+    full: &std::sync::mpsc::SyncSender<Result<Full, Error>>,
+    empty: &std::sync::mpsc::Receiver<Vec<u8>>,
+) -> Result<(), Error> {
+    let mut input = crate::input::open(path)?;
     let mut buf = vec![0u8; BLOCK];
     let mut filled = 0usize;
     let mut consumed = 0u64;
-    let mut line_no = 0u64;
-    let mut total = 0u64;
     loop {
         let n = read_full(&mut input, &mut buf[filled..]).map_err(|e| read_error(path, e))?;
         filled += n;
@@ -89,18 +142,15 @@ pub fn for_each_hash_block(
                 }
             },
         };
-        let hashes = hash_block(&buf[..usable], format, path, line_no)?;
-        if !matches!(format, KeyFormat::Binary(_)) {
-            line_no += hashes.len() as u64;
-        }
         consumed += usable as u64;
-        total += hashes.len() as u64;
-        sink(&hashes, consumed)?;
-        if eof {
-            return Ok(total);
+        let mut next = empty.try_recv().unwrap_or_else(|_| vec![0u8; BLOCK]);
+        next[..filled - usable].copy_from_slice(&buf[usable..filled]);
+        let carried = filled - usable;
+        if full.send(Ok((buf, usable, consumed, eof))).is_err() || eof {
+            return Ok(());
         }
-        buf.copy_within(usable..filled, 0);
-        filled -= usable;
+        buf = next;
+        filled = carried;
     }
 }
 
@@ -118,28 +168,83 @@ fn read_full(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
+/// Splits `data` (whole keys) into at most `count` pieces of whole keys,
+/// in order, each with the number of keys (lines) before it in `data`
+/// when `lines` (text and hex formats) and 0 otherwise.
+pub fn split_keys(data: &[u8], format: KeyFormat, count: usize) -> Vec<(&[u8], u64)> {
+    let count = count.max(1);
+    let mut pieces = Vec::with_capacity(count);
+    let mut at = 0usize;
+    for i in 1..=count {
+        let mut end = (data.len() as u128 * i as u128 / count as u128) as usize;
+        match format {
+            KeyFormat::Binary(r) => end -= end % r,
+            _ if i == count => end = data.len(),
+            _ => {
+                end = match data[at.max(end)..].iter().position(|&b| b == b'\n') {
+                    Some(j) => at.max(end) + j + 1,
+                    None => data.len(),
+                }
+            }
+        }
+        let end = end.max(at);
+        if end > at || (i == count && pieces.is_empty()) {
+            pieces.push((&data[at..end], 0));
+        }
+        at = end;
+    }
+    if !matches!(format, KeyFormat::Binary(_)) {
+        let newlines: Vec<u64> = pieces
+            .par_iter()
+            .map(|(p, _)| p.iter().filter(|&&b| b == b'\n').count() as u64)
+            .collect();
+        let mut before = 0;
+        for (piece, n) in pieces.iter_mut().zip(newlines) {
+            piece.1 = before;
+            before += n;
+        }
+    }
+    pieces
+}
+
 /// The hashes of the keys in `data` (whole keys only; the input's final
-/// block may end without a newline).
-fn hash_block(data: &[u8], format: KeyFormat, path: &Path, first_line: u64) -> Result<Vec<u64>, Error> {
+/// block may end without a newline), on every core, in input order;
+/// `first_line` is the number of lines before `data`, for messages.
+pub fn hash_block(data: &[u8], format: KeyFormat, path: &Path, first_line: u64) -> Result<Vec<u64>, Error> {
+    let pieces = split_keys(data, format, 4 * rayon::current_num_threads());
+    let hashed: Vec<Result<Vec<u64>, Error>> = pieces
+        .par_iter()
+        .map(|&(piece, before)| hash_keys(piece, format, path, first_line + before))
+        .collect();
+    let mut all = Vec::with_capacity(hashed.iter().map(|h| h.as_ref().map_or(0, Vec::len)).sum());
+    for h in hashed {
+        // The first error in input order, whichever thread met it first.
+        all.extend_from_slice(&h?);
+    }
+    Ok(all)
+}
+
+/// The hashes of the keys in `data` (whole keys only, one thread), in
+/// order; `first_line` is the number of lines before `data`, for messages.
+pub fn hash_keys(data: &[u8], format: KeyFormat, path: &Path, first_line: u64) -> Result<Vec<u64>, Error> {
     match format {
-        KeyFormat::Binary(r) => Ok(data.par_chunks_exact(r).map(get_slice_hash64).collect()),
+        KeyFormat::Binary(r) => Ok(data.chunks_exact(r).map(get_slice_hash64).collect()),
         KeyFormat::Text | KeyFormat::Hex => {
             if data.is_empty() {
                 return Ok(Vec::new());
             }
             let body = data.strip_suffix(b"\n").unwrap_or(data);
-            let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+            let lines = body.split(|&b| b == b'\n');
             if format == KeyFormat::Text {
                 return Ok(lines
-                    .par_iter()
                     .map(|l| get_slice_hash64(l.strip_suffix(b"\r").unwrap_or(l)))
                     .collect());
             }
+            let mut key = Vec::new();
             lines
-                .par_iter()
                 .enumerate()
                 .map(|(i, l)| {
-                    let mut key = Vec::new();
+                    key.clear();
                     decode_hex(l.trim_ascii(), &mut key)
                         .map(|()| get_slice_hash64(&key))
                         .map_err(|e| {
@@ -237,5 +342,50 @@ mod tests {
             e.to_string().ends_with(":2: invalid hex: 'z' is not a hex digit"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn pieces_are_whole_keys_in_order_with_their_line_numbers() {
+        let text = b"a\n\nbc\r\ndef\n\n\nghij\nk";
+        let dir = Path::new("k");
+        for format in [KeyFormat::Text, KeyFormat::Binary(3)] {
+            let data: &[u8] = match format {
+                KeyFormat::Binary(_) => &text[..18],
+                _ => text,
+            };
+            let whole = hash_keys(data, format, dir, 0).unwrap();
+            for count in 1..=data.len() + 2 {
+                let pieces = split_keys(data, format, count);
+                assert!(pieces.len() <= count.max(1));
+                assert_eq!(pieces.concat_bytes(), data, "{format:?} {count}");
+                let mut hashes = Vec::new();
+                for &(piece, before) in &pieces {
+                    if format == KeyFormat::Text {
+                        assert_eq!(before, hashes.len() as u64, "{count}");
+                    }
+                    hashes.extend(hash_keys(piece, format, dir, before).unwrap());
+                }
+                assert_eq!(hashes, whole, "{format:?} {count}");
+            }
+        }
+        // The line number of a bad hex line, in whichever piece it falls.
+        let hex = b"00\n01\n02\n0x\n04\n";
+        for count in 1..8 {
+            let e = split_keys(hex, KeyFormat::Hex, count)
+                .into_iter()
+                .map(|(p, before)| hash_keys(p, KeyFormat::Hex, dir, 10 + before))
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap_err();
+            assert!(e.to_string().starts_with("k:14: invalid hex"), "{count}: {e}");
+        }
+    }
+
+    trait Concat {
+        fn concat_bytes(&self) -> Vec<u8>;
+    }
+    impl Concat for Vec<(&[u8], u64)> {
+        fn concat_bytes(&self) -> Vec<u8> {
+            self.iter().flat_map(|(p, _)| p.iter().copied()).collect()
+        }
     }
 }

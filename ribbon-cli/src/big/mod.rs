@@ -128,7 +128,8 @@ const BUILD_HELP: &str = "\
 Work happens in --work DIR (default OUT.work): bucket files of 8 bytes per key, then one file per shard. \
 A rerun with the same input file, format, shard bits and settings reuses the finished bucketing and every \
 finished shard, so an interrupted build restarts where it stopped; the directory is removed on success \
-unless --keep-work. Building twice from the same keys gives the same bytes, whatever --threads. \
+unless --keep-work. Building twice from the same keys with the same --shard-bits gives the same bytes, \
+whatever --threads (the default shard bits depend on --threads and --memory). \
 Shards are independent: --stop-after bucketing, then 'ribbon big shard' per bucket on any machine and \
 'ribbon big assemble' (see 'ribbon big shard --help').";
 
