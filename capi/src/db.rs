@@ -1,0 +1,174 @@
+//! Database directories: which files RocksDB's `Get` asks for each key,
+//! and what each answers (the `ribbon db query --json` report).
+
+use crate::guard::{self, guard, Failure, Keys};
+use crate::guard::{RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
+use ribbon_sst::db::get::FileCache;
+use ribbon_sst::db::{Db, DbError, EntryKind, FileAnswer};
+use serde::Serialize;
+use std::ffi::{c_char, c_int};
+use std::sync::Mutex;
+
+/// An open database directory (opaque): one column family's live files
+/// from its MANIFEST, and its unflushed writes replayed from the WALs, as
+/// RocksDB 11.8 recovers them. SST files are opened on first use and kept
+/// open (at most 256). Safe to share between threads (queries take turns).
+pub struct RibbonDb {
+    db: Db,
+    cache: Mutex<FileCache>,
+}
+
+fn db_failure(e: &DbError) -> Failure {
+    let code = match e {
+        DbError::Io { .. } => RIBBON_ERR_IO,
+        DbError::Unsupported { .. } => RIBBON_ERR_UNSUPPORTED,
+        DbError::Sst { error, .. } => crate::sst::sst_failure(error).code,
+        _ => RIBBON_ERR_CORRUPT,
+    };
+    Failure::new(code, e.to_string())
+}
+
+/// Opens column family `column_family` (NULL: `"default"`) of the
+/// database directory `path` into `*out` (close with [`ribbon_db_close`]).
+/// The database may be open in RocksDB at the same time (a file a
+/// compaction deletes under the reader is an error naming it; run again).
+///
+/// # Safety
+/// `path` NULL or NUL-terminated; `column_family` NULL or NUL-terminated;
+/// `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_db_open(
+    path: *const c_char,
+    column_family: *const c_char,
+    out: *mut *mut RibbonDb,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output handle")? };
+        // SAFETY: as the caller vouches.
+        let path = unsafe { guard::path(path, "the path")? };
+        let cf = if column_family.is_null() {
+            "default"
+        } else {
+            // SAFETY: not NULL; the caller vouches for the string.
+            unsafe { guard::utf8(column_family, "the column family")? }
+        };
+        let db = Db::open_column_family(path, cf)
+            .map_err(|e| db_failure(&e))
+            .map_err(|f| Failure::new(f.code, format!("{}: {}", path.display(), f.message)))?;
+        let handle = RibbonDb {
+            db,
+            cache: Mutex::new(FileCache::new()),
+        };
+        // SAFETY: checked above.
+        unsafe { guard::put(out, guard::give(handle), "the output handle") }
+    })
+}
+
+/// Closes a database handle and the files it keeps open. NULL is a no-op.
+///
+/// # Safety
+/// `db` NULL or a live handle, not closed before, used by no other thread.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_db_close(db: *mut RibbonDb) {
+    // SAFETY: as the caller vouches.
+    unsafe { guard::take(db) }
+}
+
+/// One file a `Get` asks.
+#[derive(Serialize)]
+struct StepJson {
+    level: u32,
+    file: String,
+    may_match: bool,
+    answer: &'static str,
+    range_deleted: bool,
+}
+
+/// One key's `Get`.
+#[derive(Serialize)]
+struct PathJson {
+    memtable: &'static str,
+    found: bool,
+    files: Vec<StepJson>,
+}
+
+fn answer_name(a: FileAnswer) -> &'static str {
+    match a {
+        FileAnswer::Filtered => "filtered",
+        FileAnswer::Absent => "absent",
+        FileAnswer::Found(EntryKind::Value) => "value",
+        FileAnswer::Found(EntryKind::Deletion) => "deleted",
+        FileAnswer::Found(EntryKind::Merge) => "merge",
+        // Later releases of ribbon-sst add answers (a file whose data was
+        // not read): named, never mistaken for one of the above.
+        #[allow(unreachable_patterns)]
+        _ => "not-read",
+    }
+}
+
+/// The `Get` path of each of `n` keys, as a JSON array into `*out` (freed
+/// with [`crate::ribbon_string_free`]), one object per key in order, the
+/// shape of `ribbon db query --json` without the key:
+/// `{"memtable": "none"|"value"|"deleted"|"merge"|"range-deleted",
+/// "found": bool, "files": [{"level": 1, "file": "000012.sst",
+/// "may_match": bool, "answer": "filtered"|"absent"|"value"|"deleted"|"merge",
+/// "range_deleted": bool}, ...]}`. `files` lists every file the `Get`
+/// asks, in order, up to the one where it stops; `may_match` is what the
+/// file's filter answered (RocksDB's `bloom.filter.useful` counts the
+/// `false`s).
+///
+/// # Safety
+/// `db` NULL or live; the key arrays as in
+/// [`crate::sst::ribbon_sst_may_match_many`]; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_db_get_paths_json(
+    db: *const RibbonDb,
+    keys: *const *const u8,
+    key_lens: *const usize,
+    n: usize,
+    out: *mut *mut c_char,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output string")? };
+        // SAFETY: as the caller vouches.
+        let db = unsafe { guard::handle(db, "the database handle")? };
+        // SAFETY: as the caller vouches.
+        let keys = unsafe { Keys::new(keys, key_lens, n)? }.to_vec()?;
+        let paths = {
+            // A panic while the lock was held left the cache as it was
+            // between two files: still a valid cache.
+            let mut cache = db.cache.lock().unwrap_or_else(|p| p.into_inner());
+            db.db.get_paths(&keys, &mut cache).map_err(|e| db_failure(&e))?
+        };
+        let files: Vec<_> = db.db.files().collect();
+        let doc: Vec<PathJson> = paths
+            .iter()
+            .map(|p| PathJson {
+                memtable: p.memtable.name(),
+                found: p.found(),
+                files: p
+                    .steps
+                    .iter()
+                    .map(|s| StepJson {
+                        level: files[s.file].level,
+                        file: files[s.file].name(),
+                        may_match: s.may_match,
+                        answer: answer_name(s.answer),
+                        range_deleted: s.range_deleted,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let json = serde_json::to_string(&doc)
+            .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))?;
+        // SAFETY: as the caller vouches.
+        unsafe { guard::give_string(json, out) }
+    })
+}
+
+/// Calls `f` with each live key of `db` (for the reconciliation sketches).
+pub(crate) fn for_each_live_key(db: &RibbonDb, f: impl FnMut(&[u8])) -> crate::guard::Result<()> {
+    db.db.for_each_live_key(f).map(|_| ()).map_err(|e| db_failure(&e))
+}

@@ -1,0 +1,192 @@
+//! RocksDB-format filters: the filter block bytes RocksDB writes into an
+//! SST file, built from a policy string and keys, and read back.
+
+use crate::guard::{self, answers, bytes, guard, Failure, Keys};
+use crate::guard::{RIBBON_ERR_ARGUMENT, RIBBON_ERR_CORRUPT, RIBBON_ERR_UNSUPPORTED};
+use rocks_ribbon::{BuildContext, FilterBuilder, FilterPolicy, FilterReader};
+use std::ffi::{c_char, c_int};
+
+/// A RocksDB-format filter (opaque), holding a copy of its bytes.
+/// Immutable: queries from many threads at once are safe.
+pub struct RibbonFilter {
+    bytes: Box<[u8]>,
+}
+
+impl RibbonFilter {
+    /// The reader RocksDB makes for these bytes (reading the trailer only).
+    fn reader(&self) -> FilterReader<'_> {
+        FilterReader::new(&self.bytes)
+    }
+}
+
+/// Builds the filter block RocksDB 11.8 writes for `n` keys under
+/// `policy` (a policy id as RocksDB's options strings name them:
+/// `ribbonfilter:10`, `bloomfilter:10:false`, `rust.RibbonFilter:10`, ...)
+/// in a table of `format_version` (2 to 7; 7 is RocksDB 11.8's default),
+/// as SstFileWriter builds it (level -1). The bytes go to `*out`,
+/// `*out_len` (free with [`crate::ribbon_bytes_free`]); they equal
+/// RocksDB's byte for byte. Errors: [`crate::RIBBON_ERR_ARGUMENT`] for a
+/// policy that does not parse or a format_version outside 2 to 7,
+/// [`crate::RIBBON_ERR_UNSUPPORTED`] for a policy that builds no filter
+/// there.
+///
+/// # Safety
+/// `policy` is NULL or NUL-terminated; the key arrays as in
+/// [`crate::sst::ribbon_sst_may_match_many`]; `out`, `out_len` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_filter_build(
+    policy: *const c_char,
+    format_version: c_int,
+    keys: *const *const u8,
+    key_lens: *const usize,
+    n: usize,
+    out: *mut *mut u8,
+    out_len: *mut usize,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output pointer")? };
+        // SAFETY: as the caller vouches.
+        let policy_str = unsafe { guard::utf8(policy, "the policy")? };
+        // SAFETY: as the caller vouches.
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        let policy: FilterPolicy = policy_str
+            .parse()
+            .map_err(|e| Failure::new(RIBBON_ERR_ARGUMENT, format!("{e}")))?;
+        if !(2..=7).contains(&format_version) {
+            return Err(Failure::argument(format!(
+                "format_version {format_version}: RocksDB 11.8 writes 2 to 7"
+            )));
+        }
+        let ctx = BuildContext::sst_file_writer(format_version);
+        let mut builder = FilterBuilder::new(&policy, &ctx).ok_or_else(|| {
+            Failure::new(
+                RIBBON_ERR_UNSUPPORTED,
+                format!("policy {policy_str} builds no filter at format_version {format_version}"),
+            )
+        })?;
+        for i in 0..keys.len() {
+            builder.add_key(keys.get(i)?);
+        }
+        // SAFETY: as the caller vouches.
+        unsafe { guard::give_bytes(builder.finish(), out, out_len) }
+    })
+}
+
+/// Opens `len` bytes of a RocksDB filter block (copied) into `*out`. The
+/// bytes must be a filter RocksDB writes (FastLocalBloom, legacy Bloom,
+/// Standard128 Ribbon, or the always-true filter) with a consistent
+/// trailer: anything else is [`crate::RIBBON_ERR_CORRUPT`], so that a
+/// truncated or foreign buffer never silently answers every query alike.
+/// Close with [`ribbon_filter_close`].
+///
+/// # Safety
+/// `data` is NULL (with `len == 0`) or `len` readable bytes; `out` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_filter_open(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut RibbonFilter,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output handle")? };
+        // SAFETY: as the caller vouches.
+        let data = unsafe { bytes(data, len, "the filter bytes")? };
+        FilterReader::parse(data)
+            .map_err(|e| Failure::new(RIBBON_ERR_CORRUPT, format!("not a RocksDB filter: {e}")))?;
+        let filter = RibbonFilter { bytes: data.into() };
+        // SAFETY: checked above.
+        unsafe { guard::put(out, guard::give(filter), "the output handle") }
+    })
+}
+
+/// Closes a filter handle. NULL is a no-op.
+///
+/// # Safety
+/// `filter` is NULL or a handle from [`ribbon_filter_open`], not closed
+/// before, and no other thread uses it.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_filter_close(filter: *mut RibbonFilter) {
+    // SAFETY: as the caller vouches.
+    unsafe { guard::take(filter) }
+}
+
+/// Whether `key` may be in the set the filter was built from (`*out` = 1)
+/// or is definitely not (0), as RocksDB's reader answers.
+///
+/// # Safety
+/// `filter` NULL or live; `key` NULL (with `key_len == 0`) or `key_len`
+/// bytes; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_filter_may_match(
+    filter: *const RibbonFilter,
+    key: *const u8,
+    key_len: usize,
+    out: *mut u8,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let filter = unsafe { guard::handle(filter, "the filter handle")? };
+        // SAFETY: as the caller vouches.
+        let key = unsafe { bytes(key, key_len, "the key")? };
+        let answer = filter.reader().may_match(key);
+        // SAFETY: as the caller vouches.
+        unsafe { guard::put(out, u8::from(answer), "the answer") }
+    })
+}
+
+/// [`ribbon_filter_may_match`] for `n` keys, answers into `out[i]`
+/// (RocksDB's MultiGet batch: hashes first, probes overlapped).
+///
+/// # Safety
+/// As [`crate::sst::ribbon_sst_may_match_many`].
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_filter_may_match_many(
+    filter: *const RibbonFilter,
+    keys: *const *const u8,
+    key_lens: *const usize,
+    n: usize,
+    out: *mut u8,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let filter = unsafe { guard::handle(filter, "the filter handle")? };
+        // SAFETY: as the caller vouches.
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        // SAFETY: as the caller vouches.
+        let out = unsafe { answers(out, n)? };
+        let reader = filter.reader();
+        if reader.takes_hash64() {
+            let mut hashes = Vec::with_capacity(keys.len());
+            for i in 0..keys.len() {
+                hashes.push(rocks_ribbon::core::hash::get_slice_hash64(keys.get(i)?));
+            }
+            reader.may_match_many_hashes_into(&hashes, out);
+        } else {
+            reader.may_match_many_into(&keys.to_vec()?, out);
+        }
+        Ok(())
+    })
+}
+
+/// A one-line description of the filter (its kind and parameters, as
+/// `ribbon info` prints it) into `*out`, freed with
+/// [`crate::ribbon_string_free`].
+///
+/// # Safety
+/// `filter` NULL or live; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_filter_describe(filter: *const RibbonFilter, out: *mut *mut c_char) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output string")? };
+        // SAFETY: as the caller vouches.
+        let filter = unsafe { guard::handle(filter, "the filter handle")? };
+        let text = filter.reader().describe().to_string();
+        // SAFETY: as the caller vouches.
+        unsafe { guard::give_string(text, out) }
+    })
+}

@@ -1,0 +1,320 @@
+//! SST files: open, whole-key and prefix queries, one key or a batch, and
+//! `info` as JSON (the fields of `ribbon sst info --json`).
+
+use crate::guard::{self, answers, bytes, guard, Failure, Keys, Result};
+use crate::guard::{RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
+use ribbon_sst::{Error, Filter, SstFile, TableInfo};
+use serde::Serialize;
+use std::ffi::{c_char, c_int};
+
+/// An open SST file (opaque): its footer, properties and filter, read once
+/// at open. Immutable: queries from many threads at once are safe.
+pub struct RibbonSst {
+    sst: SstFile,
+}
+
+/// The error code of an SST reading error.
+pub(crate) fn sst_failure(e: &Error) -> Failure {
+    let code = match e {
+        Error::Io { .. } => RIBBON_ERR_IO,
+        Error::PlainTable
+        | Error::CuckooTable
+        | Error::UnsupportedFormatVersion { .. }
+        | Error::UnsupportedChecksumType { .. }
+        | Error::UnsupportedCompression { .. }
+        | Error::Unsupported { .. } => RIBBON_ERR_UNSUPPORTED,
+        _ => RIBBON_ERR_CORRUPT,
+    };
+    Failure::new(code, e.to_string())
+}
+
+/// Opens the SST file at `path` (a NUL-terminated path) into `*out`.
+/// Reads the footer, metaindex, properties and the whole filter, every
+/// block's checksum verified. Errors: [`crate::RIBBON_ERR_IO`] (missing,
+/// unreadable, not a regular file), [`crate::RIBBON_ERR_CORRUPT`],
+/// [`crate::RIBBON_ERR_UNSUPPORTED`]. Close with [`ribbon_sst_close`].
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_open(path: *const c_char, out: *mut *mut RibbonSst) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output handle")? };
+        // SAFETY: as the caller vouches.
+        let path = unsafe { guard::path(path, "the path")? };
+        let sst = SstFile::open(path).map_err(|e| sst_failure(&e))?;
+        // SAFETY: checked above.
+        unsafe { guard::put(out, guard::give(RibbonSst { sst }), "the output handle") }
+    })
+}
+
+/// Opens an SST file from `len` bytes at `data` (copied; the caller may
+/// free them on return) into `*out`. Errors as [`ribbon_sst_open`].
+///
+/// # Safety
+/// `data` is NULL (with `len == 0`) or points to `len` readable bytes;
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_open_bytes(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut RibbonSst,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output handle")? };
+        // SAFETY: as the caller vouches.
+        let data = unsafe { bytes(data, len, "the SST bytes")? };
+        let sst = SstFile::from_bytes(data.to_vec()).map_err(|e| sst_failure(&e))?;
+        // SAFETY: checked above.
+        unsafe { guard::put(out, guard::give(RibbonSst { sst }), "the output handle") }
+    })
+}
+
+/// Closes an SST handle. NULL is a no-op.
+///
+/// # Safety
+/// `sst` is NULL or a handle from `ribbon_sst_open*`, not closed before,
+/// and no other thread uses it.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_close(sst: *mut RibbonSst) {
+    // SAFETY: as the caller vouches. Dropping cannot panic.
+    unsafe { guard::take(sst) }
+}
+
+/// Whether `Get(key)` would get past the table's filter: `*out` = 1 for
+/// "may match", 0 for "definitely not" (exactly when RocksDB 11.8's filter
+/// check says so). A table without a usable filter answers 1.
+///
+/// # Safety
+/// `sst` is NULL or a live handle; `key` is NULL (with `key_len == 0`)
+/// or points to `key_len` bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_may_match(
+    sst: *const RibbonSst,
+    key: *const u8,
+    key_len: usize,
+    out: *mut u8,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let sst = unsafe { guard::handle(sst, "the SST handle")? };
+        // SAFETY: as the caller vouches.
+        let key = unsafe { bytes(key, key_len, "the key")? };
+        let answer = sst.sst.key_may_match(key);
+        // SAFETY: as the caller vouches.
+        unsafe { guard::put(out, u8::from(answer), "the answer") }
+    })
+}
+
+/// [`ribbon_sst_may_match`] for `n` keys: key `i` is `key_lens[i]` bytes
+/// at `keys[i]`, its answer goes to `out[i]` (1 may match, 0 definitely
+/// not). The same answers as asking key by key, batched as RocksDB's
+/// MultiGet asks a full filter (all keys hashed, then the probes with
+/// their memory fetches overlapped). On failure `out`'s contents are
+/// unspecified.
+///
+/// # Safety
+/// `sst` is NULL or a live handle; `keys` and `key_lens` are NULL (with
+/// `n == 0`) or arrays of `n` elements, each `keys[i]` NULL (with
+/// `key_lens[i] == 0`) or pointing to `key_lens[i]` bytes; `out` is NULL
+/// (with `n == 0`) or `n` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_may_match_many(
+    sst: *const RibbonSst,
+    keys: *const *const u8,
+    key_lens: *const usize,
+    n: usize,
+    out: *mut u8,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let sst = unsafe { guard::handle(sst, "the SST handle")? };
+        // SAFETY: as the caller vouches.
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        // SAFETY: as the caller vouches.
+        let out = unsafe { answers(out, n)? };
+        may_match_many(&sst.sst, &keys, out)
+    })
+}
+
+/// `SstFile::key_may_match_many` over C's arrays. A full filter of whole
+/// keys that takes 64-bit hashes (FastLocalBloom, Standard128 Ribbon,
+/// Balanced Ribbon) is asked as `SstFile` asks it
+/// (`table.rs`, `batched_may_match`: every key hashed, then one batch over
+/// the hashes) without copying the keys into slices first; every other
+/// filter goes through `SstFile::key_may_match_many` itself.
+fn may_match_many(sst: &SstFile, keys: &Keys<'_>, out: &mut [bool]) -> Result<()> {
+    let filter = sst.filter();
+    if let Filter::Full { contents, .. } = filter {
+        if filter.is_queryable() && sst.whole_key_filtering() {
+            let reader = filter.block_reader(contents);
+            if reader.takes_hash64() {
+                let mut hashes = Vec::with_capacity(keys.len());
+                for i in 0..keys.len() {
+                    hashes.push(rocks_ribbon::core::hash::get_slice_hash64(keys.get(i)?));
+                }
+                reader.may_match_many_hashes_into(&hashes, out);
+                return Ok(());
+            }
+        }
+    }
+    let keys = keys.to_vec()?;
+    for (o, a) in out.iter_mut().zip(sst.key_may_match_many(&keys)) {
+        *o = a;
+    }
+    Ok(())
+}
+
+/// Whether a key with `key`'s prefix may be in the table, as a prefix seek
+/// to `key` asks the filter (`*out` = 1 or 0; 1 when `key` is out of the
+/// prefix extractor's domain). [`crate::RIBBON_ERR_UNSUPPORTED`] when the
+/// table has no prefix extractor this library can reproduce.
+///
+/// # Safety
+/// As [`ribbon_sst_may_match`].
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_prefix_may_match(
+    sst: *const RibbonSst,
+    key: *const u8,
+    key_len: usize,
+    out: *mut u8,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let sst = unsafe { guard::handle(sst, "the SST handle")? };
+        // SAFETY: as the caller vouches.
+        let key = unsafe { bytes(key, key_len, "the key")? };
+        let answer = sst.sst.prefix_may_match(key).map_err(|e| sst_failure(&e))?;
+        // SAFETY: as the caller vouches.
+        unsafe { guard::put(out, u8::from(answer), "the answer") }
+    })
+}
+
+/// [`ribbon_sst_prefix_may_match`] for `n` keys, answers into `out[i]`.
+///
+/// # Safety
+/// As [`ribbon_sst_may_match_many`].
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_prefix_may_match_many(
+    sst: *const RibbonSst,
+    keys: *const *const u8,
+    key_lens: *const usize,
+    n: usize,
+    out: *mut u8,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let sst = unsafe { guard::handle(sst, "the SST handle")? };
+        // SAFETY: as the caller vouches.
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        // SAFETY: as the caller vouches.
+        let out = unsafe { answers(out, n)? };
+        let keys = keys.to_vec()?;
+        let got = sst
+            .sst
+            .prefix_may_match_many(&keys)
+            .map_err(|e| sst_failure(&e))?;
+        out.copy_from_slice(&got);
+        Ok(())
+    })
+}
+
+/// The table and its filter as one JSON object (a NUL-terminated UTF-8
+/// string into `*out`, freed with [`crate::ribbon_string_free`]): the
+/// fields of one file of `ribbon sst info --json`, without `file`
+/// (`format_version`, `checksum`, `filter_layout`, `filter_kind`,
+/// `filter_policy`, `num_entries`, `bits_per_filter_entry`,
+/// `expected_fp_rate`, `whole_key_filtering`, `prefix_extractor`, ...;
+/// numbers that cannot be given are `null`).
+///
+/// # Safety
+/// `sst` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ribbon_sst_info_json(sst: *const RibbonSst, out: *mut *mut c_char) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { guard::clear_out(out, "the output string")? };
+        // SAFETY: as the caller vouches.
+        let sst = unsafe { guard::handle(sst, "the SST handle")? };
+        let json = info_json(&TableInfo::new(&sst.sst))?;
+        // SAFETY: as the caller vouches.
+        unsafe { guard::give_string(json, out) }
+    })
+}
+
+/// The fields of `ribbon sst info --json` for one table (the CLI's
+/// `sst_report::TableJson`, same names and meanings).
+#[derive(Serialize)]
+struct InfoJson<'a> {
+    format_version: u32,
+    checksum: &'static str,
+    filter_layout: &'static str,
+    partitions: usize,
+    block_filters: usize,
+    filter_kind: &'a str,
+    filter_family: &'static str,
+    filter_policy: Option<&'a str>,
+    filter_block: Option<&'a str>,
+    filter_bytes: u64,
+    filter_size_property: Option<u64>,
+    num_entries: Option<u64>,
+    num_filter_entries: Option<u64>,
+    bits_per_filter_entry: Option<f64>,
+    bits_per_table_entry: Option<f64>,
+    ribbon_seeds: &'a [u32],
+    ribbon_blocks: u64,
+    bloom_probes: &'a [i32],
+    bloom_cache_lines: u64,
+    expected_fp_rate: Option<f64>,
+    whole_key_filtering: bool,
+    prefix_extractor: Option<&'a str>,
+    comparator: Option<&'a str>,
+    index_type: Option<&'a str>,
+    compression: Option<&'a str>,
+    compression_dict_bytes: u64,
+    data_size: Option<u64>,
+    num_data_blocks: Option<u64>,
+    column_family: Option<&'a str>,
+}
+
+fn finite(x: Option<f64>) -> Option<f64> {
+    x.filter(|v| v.is_finite())
+}
+
+pub(crate) fn info_json(i: &TableInfo) -> Result<String> {
+    let doc = InfoJson {
+        format_version: i.format_version,
+        checksum: i.checksum_type,
+        filter_layout: i.filter_layout,
+        partitions: i.partitions,
+        block_filters: i.block_filters,
+        filter_kind: &i.filter_kind,
+        filter_family: i.family(),
+        filter_policy: i.policy_name.as_deref(),
+        filter_block: i.filter_block_name.as_deref(),
+        filter_bytes: i.filter_bytes,
+        filter_size_property: i.filter_size_property,
+        num_entries: i.num_entries,
+        num_filter_entries: i.num_filter_entries,
+        bits_per_filter_entry: finite(i.bits_per_filter_entry),
+        bits_per_table_entry: finite(i.bits_per_table_entry),
+        ribbon_seeds: &i.seeds,
+        ribbon_blocks: i.ribbon_blocks,
+        bloom_probes: &i.probes,
+        bloom_cache_lines: i.bloom_cache_lines,
+        expected_fp_rate: finite(i.expected_fp_rate),
+        whole_key_filtering: i.whole_key_filtering,
+        prefix_extractor: i.prefix_extractor.as_deref(),
+        comparator: i.comparator.as_deref(),
+        index_type: i.index_type.as_deref(),
+        compression: i.compression.as_deref(),
+        compression_dict_bytes: i.compression_dict_bytes,
+        data_size: i.data_size,
+        num_data_blocks: i.num_data_blocks,
+        column_family: i.column_family.as_deref(),
+    };
+    serde_json::to_string(&doc)
+        .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("info as JSON: {e}")))
+}

@@ -1,0 +1,3 @@
+module example.com/ribbon-go-example
+
+go 1.19
