@@ -257,6 +257,10 @@ def build_filter(df, column, out_path, bits=7, kind="balanced", *, shard_bits=No
     build_shard([], 0, shard_bits, bits=bits, kind=kind, width=width)
 
     routed = keys.mapInArrow(_route_batches(shard_bits), "shard int, hashes binary")
+    # One shuffle partition per shard, up to a few per core: not the 200
+    # of spark.sql.shuffle.partitions, each a task (and a driver fetch).
+    partitions = min(1 << shard_bits, 4 * spark.sparkContext.defaultParallelism)
+    routed = routed.repartition(partitions, "shard")
     shards = routed.groupBy("shard").applyInPandas(
         _build_groups(shard_bits, bits, kind, width), "shard int, file binary"
     )
@@ -267,7 +271,7 @@ def build_filter(df, column, out_path, bits=7, kind="balanced", *, shard_bits=No
     try:
         # One job builds every shard in parallel; then the cached files
         # are streamed to the driver one partition at a time.
-        shards.select("shard").count()
+        shards.count()
         paths = [os.path.join(work, f"s{i:06}.rbn") for i in range(1 << shard_bits)]
         seen = set()
         for row in shards.toLocalIterator():
