@@ -518,6 +518,7 @@
     eliminate: () => firstStep((s) => s.t === 'b' && s.a === FINAL),
     'back-substitute': () => (BANDED ? firstStep((s) => s.t === 'v') : steps.length - 1),
     done: () => steps.length - 1,
+    fail: () => firstStep(isFailure),
   };
   $('play').onclick = play;
   $('back').onclick = () => { pause(); go(st.i - 1); };
@@ -733,6 +734,10 @@
     }
     $('icml-bytes').textContent = lines.join('\n');
   })();
+  // A tap (or click) on a stored bit says where it is: touch has no tooltips.
+  $('icml-grid').addEventListener('click', (e) => {
+    if (e.target.title) $('icml-tap').textContent = e.target.title;
+  });
   function showIcml(q) {
     for (const s in segRows) {
       const r = segRows[s];
