@@ -71,10 +71,8 @@ fn bench(c: &mut Criterion) {
     assert!(sst.filter().summary().kind_label().contains("Ribbon"));
     let mut handle: *mut RibbonSst = std::ptr::null_mut();
     // SAFETY: a live buffer and out-pointer.
-    assert_eq!(
-        unsafe { ribbon_sst_open_bytes(bytes.as_ptr(), bytes.len(), &mut handle) },
-        RIBBON_OK
-    );
+    let rc = unsafe { ribbon_sst_open_bytes(bytes.as_ptr(), bytes.len(), &mut handle) };
+    assert_eq!(rc, RIBBON_OK);
     // Half members, half not, interleaved.
     let probes: Vec<Vec<u8>> = (0..BATCH)
         .map(|i| {
