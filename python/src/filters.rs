@@ -3,11 +3,10 @@
 //! (`Ribbon`), each with one-key and batch queries.
 
 use crate::errors::{io_error, standalone_error, ClosedError, NotAFilterError, PolicyError};
-use crate::keys::KeySource;
+use crate::keys::{KeySource, KeyView};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use ribbon::core::hash::get_slice_hash64;
 use ribbon::rocksdb::builder::FilterBuilder;
 use ribbon::rocksdb::format::FilterReader as Reader;
 use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
@@ -64,9 +63,9 @@ pub fn build_filter<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut b = builder(policy, format_version, level)?;
     let source = KeySource::new(keys)?;
-    let slices = source.slices();
+    let view = source.view();
     let bytes = py.detach(|| {
-        b.extend(&slices);
+        view.for_each(|k| b.add_key(k));
         b.finish()
     });
     Ok(PyBytes::new(py, &bytes))
@@ -98,14 +97,13 @@ pub fn _rust_build_seconds<'py>(
     Ok((secs, PyBytes::new(py, &bytes)))
 }
 
-/// Answers for `slices` from a RocksDB-format filter reader: 64-bit hashes
+/// Answers for `keys` from a RocksDB-format filter reader: 64-bit hashes
 /// first, then one batch of probes (the legacy Bloom hashes its own way).
-fn reader_many(r: &Reader<'_>, slices: &[&[u8]]) -> Vec<bool> {
+fn reader_many(r: &Reader<'_>, keys: &KeyView<'_>) -> Vec<bool> {
     if r.takes_hash64() {
-        let hashes: Vec<u64> = slices.iter().map(|k| get_slice_hash64(k)).collect();
-        r.may_match_many_hashes(&hashes)
+        r.may_match_many_hashes(&keys.hashes())
     } else {
-        r.may_match_many(slices)
+        r.may_match_many(&keys.slices())
     }
 }
 
@@ -157,8 +155,8 @@ impl FilterReader {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let source = KeySource::new(keys)?;
-        let slices = source.slices();
-        let answers = py.detach(|| reader_many(&self.reader(), &slices));
+        let view = source.view();
+        let answers = py.detach(|| reader_many(&self.reader(), &view));
         Ok(bool_array(py, answers))
     }
 
@@ -380,8 +378,8 @@ impl Ribbon {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let source = KeySource::new(keys)?;
-        let slices = source.slices();
-        let answers = py.detach(|| self.with(|r| r.contains_many(&slices)))?;
+        let view = source.view();
+        let answers = py.detach(|| self.with(|r| r.contains_many_hashes(&view.hashes())))?;
         Ok(bool_array(py, answers))
     }
 

@@ -87,11 +87,82 @@ impl<'py> KeySource<'py> {
 
     /// The keys, in order, as slices into the held objects.
     pub fn slices(&self) -> Vec<&[u8]> {
-        match self {
-            KeySource::Objects(v) => v.iter().map(|b| b.as_bytes()).collect(),
-            KeySource::Fixed { data, width, len } => fixed_slices(data.as_bytes(), *width, *len),
+        match self.view() {
+            KeyView::Slices(v) => v,
+            KeyView::Fixed { data, width, len } => fixed_slices(data, width, len),
         }
     }
+
+    /// The keys as a view that may cross into code run without the GIL
+    /// (`Send`): slices of `bytes` objects, or the NumPy array's bytes.
+    pub fn view(&self) -> KeyView<'_> {
+        match self {
+            KeySource::Objects(v) => KeyView::Slices(v.iter().map(|b| b.as_bytes()).collect()),
+            KeySource::Fixed { data, width, len } => KeyView::Fixed {
+                data: data.as_bytes(),
+                width: *width,
+                len: *len,
+            },
+        }
+    }
+}
+
+/// Keys borrowed from the objects of a [`KeySource`], for work done with
+/// the GIL released.
+pub enum KeyView<'a> {
+    /// One slice per key.
+    Slices(Vec<&'a [u8]>),
+    /// `len` keys of `width` bytes each (NUL padding stripped when read).
+    Fixed {
+        /// The array's bytes.
+        data: &'a [u8],
+        /// Bytes per key.
+        width: usize,
+        /// Keys.
+        len: usize,
+    },
+}
+
+impl KeyView<'_> {
+    /// RocksDB's 64-bit hash of each key, in order (no slice vector for
+    /// NumPy arrays: the hashes are taken straight from the array's bytes).
+    pub fn hashes(&self) -> Vec<u64> {
+        use ribbon::core::hash::get_slice_hash64;
+        match self {
+            KeyView::Slices(v) => v.iter().map(|k| get_slice_hash64(k)).collect(),
+            KeyView::Fixed { data, width, len } => {
+                if *width == 0 {
+                    return vec![get_slice_hash64(&[]); *len];
+                }
+                data.chunks_exact(*width)
+                    .map(|k| get_slice_hash64(strip_nuls(k)))
+                    .collect()
+            }
+        }
+    }
+
+    /// Calls `f` with each key, in order.
+    pub fn for_each(&self, mut f: impl FnMut(&[u8])) {
+        match self {
+            KeyView::Slices(v) => v.iter().for_each(|k| f(k)),
+            KeyView::Fixed { len, width: 0, .. } => (0..*len).for_each(|_| f(&[])),
+            KeyView::Fixed { data, width, .. } => data.chunks_exact(*width).for_each(|k| f(strip_nuls(k))),
+        }
+    }
+
+    /// The keys as slices.
+    pub fn slices(&self) -> Vec<&[u8]> {
+        match self {
+            KeyView::Slices(v) => v.clone(),
+            KeyView::Fixed { data, width, len } => fixed_slices(data, *width, *len),
+        }
+    }
+}
+
+/// A NumPy `S` element without its trailing NUL padding.
+fn strip_nuls(k: &[u8]) -> &[u8] {
+    let end = k.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+    &k[..end]
 }
 
 /// Key `i` of a batch as `bytes`, or a `TypeError` naming its index and type.
@@ -113,10 +184,5 @@ pub fn fixed_slices(data: &[u8], width: usize, len: usize) -> Vec<&[u8]> {
         // An `S0` array holds `len` empty keys and no bytes.
         return vec![&[][..]; len];
     }
-    data.chunks_exact(width)
-        .map(|k| {
-            let end = k.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-            &k[..end]
-        })
-        .collect()
+    data.chunks_exact(width).map(strip_nuls).collect()
 }
