@@ -952,3 +952,53 @@ fn a_large_page_keeps_its_labels_apart() {
         assert!(u(&g["scroll_width"]) <= u64::from(size.0), "{size:?}: {g}");
     }
 }
+
+/// Every setting of the controls is the crate's: its failed seeds, and for
+/// each embedded trace that bands, the solution (no browser needed).
+#[test]
+fn every_variant_is_the_crates_construction() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text) = page(dir.path(), "p.html", &["--random", "40", "--seed", "7"]);
+    let d = data(&text);
+    let keys = keys_of(&d);
+    let variants = d["variants"].as_array().unwrap();
+    assert!(variants.len() >= 40, "{} variants", variants.len());
+    let mut embedded = 0;
+    for v in variants {
+        let (m, w, r) = (
+            u(&v["columns"]) as u32,
+            u(&v["width"]),
+            u(&v["result_bits"]) as u32,
+        );
+        let failed = match w {
+            8 => failed_seeds::<8>(&keys, m, r),
+            12 => failed_seeds::<12>(&keys, m, r),
+            16 => failed_seeds::<16>(&keys, m, r),
+            32 => failed_seeds::<32>(&keys, m, r),
+            other => panic!("width {other} is not in the grid"),
+        };
+        assert_eq!(u(&v["failed_seeds"]), failed, "{m},{w},{r}");
+        assert_eq!(v["banded"], failed < 32, "{m},{w},{r}");
+        assert_eq!(
+            v["space"]["bits_per_key"].as_f64().unwrap(),
+            f64::from(m * r) / 40.0
+        );
+        if v["trace"].is_object() && failed < 32 {
+            embedded += 1;
+            let solution: Vec<u32> = v["trace"]["solution"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| u(x) as u32)
+                .collect();
+            let want = match w {
+                8 => expected::<8>(&keys, m, r).solution,
+                12 => expected::<12>(&keys, m, r).solution,
+                16 => expected::<16>(&keys, m, r).solution,
+                _ => expected::<32>(&keys, m, r).solution,
+            };
+            assert_eq!(solution, want, "{m},{w},{r}");
+        }
+    }
+    assert!(embedded >= 20, "{embedded} embedded traces that band");
+}
