@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use crate::error::{read_error, shown};
-use crate::input::{self, decode_hex, Input, CHUNK};
+use crate::input::{self, decode_hex, Input};
 use crate::output::Stdout;
 use clap::{Args, Subcommand};
 use ribbon_sst::db::{Db, Detail, FileAnswer, GetPath, OpenOptions};
@@ -182,6 +182,10 @@ fn query(
     out.finish()
 }
 
+/// Keys per batch of `get_paths` (about 10 MB of paths; 8,192 gave 10%
+/// more CPU time on the 5 M-key bench database, for 13 MB less peak RSS).
+const CHUNK: usize = 1 << 16;
+
 /// A keys file read a chunk of [`CHUNK`] keys at a time (memory
 /// independent of the number of keys), split as `Keys::parse` splits a
 /// whole file: `\n`-separated lines, a final newline starts no key, text
@@ -290,7 +294,10 @@ fn write_key(
         if any {
             line.push(' ');
         }
-        let _ = write!(line, "L{}:{}", files[s.file].level, names[s.file]);
+        line.push('L');
+        let _ = write!(line, "{}", files[s.file].level);
+        line.push(':');
+        line.push_str(&names[s.file]);
         any = true;
     }
     if !any {

@@ -26,7 +26,7 @@ use super::error::DbError;
 use super::merge::entry_kind;
 use super::range_del::{self, Tombstones};
 use super::wal::EntryKind;
-use super::Db;
+use super::{compare_user, Db};
 use crate::block_layout::Layout;
 use crate::budget::ReadBudget;
 use crate::coding::Reader;
@@ -284,6 +284,8 @@ impl Db {
                     by_file[g].push(k as u32);
                     last_file[k] = g;
                 }
+                // One allocation for the key's steps.
+                out[k].steps.reserve_exact(candidates.len());
             }
         }
         let mut asked: Vec<usize> = Vec::new();
@@ -345,7 +347,7 @@ impl Db {
                     positive.push(i);
                 }
             }
-            positive.sort_by(|&a, &b| c.compare_user(batch[a], batch[b]).unwrap_or(Ordering::Equal));
+            positive.sort_by(|&a, &b| compare_user(c, batch[a], batch[b]).unwrap_or(Ordering::Equal));
             let name = files[g].name();
             for &i in &positive {
                 let start = found_entries.len();
@@ -506,6 +508,7 @@ fn entry_header(data: &[u8], pos: usize) -> Option<(usize, usize, usize, usize)>
 /// while the key may go on into the next one.
 fn seek_block(
     contents: &[u8],
+    layout: Layout,
     h: BlockHandle,
     p: Probe<'_>,
     out: &mut Vec<(u64, EntryKind)>,
@@ -517,10 +520,7 @@ fn seek_block(
         name,
     } = p;
     let corrupt = |what: &str| DbError::corrupt(name, format!("data block at offset {}: {what}", h.offset));
-    let layout = Layout::of(contents, &BlockKind::Data, h.offset).map_err(|error| DbError::Sst {
-        file: name.to_string(),
-        error,
-    })?;
+
     let data = &contents[..layout.keys_end];
     if data.is_empty() {
         return Ok(Seek::NextBlock);
@@ -554,7 +554,7 @@ fn seek_block(
     let (mut lo, mut hi) = (0, num_restarts);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if c.compare_user(restart_key(mid)?, user_key) == Some(Ordering::Less) {
+        if compare_user(c, restart_key(mid)?, user_key) == Some(Ordering::Less) {
             lo = mid;
         } else {
             hi = mid;
@@ -584,7 +584,7 @@ fn seek_block(
             return Err(corrupt("a key shorter than an internal key"));
         }
         let (user, footer) = key::split_internal(&buf);
-        match c.compare_user(user, user_key) {
+        match compare_user(c, user, user_key) {
             Some(Ordering::Less) => continue,
             Some(Ordering::Equal) => {}
             _ => return Ok(Seek::Done),
@@ -621,7 +621,7 @@ fn walk_block(
                 return Ok(());
             }
             let (user, footer) = e.split();
-            match c.compare_user(user, user_key) {
+            match compare_user(c, user, user_key) {
                 Some(Ordering::Less) => return Ok(()),
                 Some(Ordering::Equal) => {}
                 _ => {
@@ -692,26 +692,23 @@ impl OpenFile {
             self.index = Some(index);
         }
         let index = self.index.as_deref().unwrap_or_default();
-        let mut b = index.partition_point(|(s, _)| c.compare_user(s, user_key) == Some(Ordering::Less));
+        let mut b = index.partition_point(|(s, _)| compare_user(c, s, user_key) == Some(Ordering::Less));
         while let Some(&(_, h)) = index.get(b) {
             let contents = blocks.get(&self.sst, g, b, h, name)?;
-            let separated = Layout::of(contents, &BlockKind::Data, h.offset)
-                .map_err(|error| DbError::Sst {
-                    file: name.to_string(),
-                    error,
-                })?
-                .values_section
-                .is_some();
+            let layout = Layout::of(contents, &BlockKind::Data, h.offset).map_err(|error| DbError::Sst {
+                file: name.to_string(),
+                error,
+            })?;
             let probe = Probe {
                 user_key,
                 c,
                 global_seqno: self.global_seqno,
                 name,
             };
-            let seek = if separated {
+            let seek = if layout.values_section.is_some() {
                 walk_block(&self.sst, contents, h, probe, out)?
             } else {
-                seek_block(contents, h, probe, out)?
+                seek_block(contents, layout, h, probe, out)?
             };
             if seek == Seek::Done {
                 return Ok(());

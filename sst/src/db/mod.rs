@@ -107,8 +107,19 @@ impl LiveFile {
     }
 
     fn covers(&self, user_key: &[u8], c: Comparator) -> bool {
-        c.compare_user(self.smallest_user_key(), user_key) != Some(Ordering::Greater)
-            && c.compare_user(user_key, self.largest_user_key()) != Some(Ordering::Greater)
+        compare_user(c, self.smallest_user_key(), user_key) != Some(Ordering::Greater)
+            && compare_user(c, user_key, self.largest_user_key()) != Some(Ordering::Greater)
+    }
+}
+
+/// `c.compare_user(a, b)`, the bytewise comparisons inline (the keys
+/// compared are short: a library call costs more than the comparison).
+#[inline]
+pub(crate) fn compare_user(c: Comparator, a: &[u8], b: &[u8]) -> Option<Ordering> {
+    match (c.user, c.timestamp_size) {
+        (UserComparator::Bytewise, 0) => Some(data_keys::bytewise(a, b)),
+        (UserComparator::ReverseBytewise, 0) => Some(data_keys::bytewise(b, a)),
+        _ => c.compare_user(a, b),
     }
 }
 
@@ -459,7 +470,7 @@ impl Db {
             // not before (user_key, last sequence, kValueTypeForSeek); a
             // largest key of kMaxSequenceNumber (a range deletion's end) at
             // the same user key sorts before it.
-            let mut i = files.partition_point(|f| match c.compare_user(f.largest_user_key(), user_key) {
+            let mut i = files.partition_point(|f| match compare_user(c, f.largest_user_key(), user_key) {
                 Some(Ordering::Less) => true,
                 Some(Ordering::Equal) => {
                     key::split_internal(&f.meta.largest).1 >> 8 == key::MAX_SEQUENCE_NUMBER
@@ -467,11 +478,11 @@ impl Db {
                 _ => false,
             });
             while let Some(f) = files.get(i) {
-                if c.compare_user(user_key, f.smallest_user_key()) == Some(Ordering::Less) {
+                if compare_user(c, user_key, f.smallest_user_key()) == Some(Ordering::Less) {
                     break;
                 }
                 out.push((level, i));
-                if c.compare_user(user_key, f.largest_user_key()) != Some(Ordering::Equal) {
+                if compare_user(c, user_key, f.largest_user_key()) != Some(Ordering::Equal) {
                     break;
                 }
                 i += 1;
