@@ -349,14 +349,20 @@ fn drive_at(page: &Path, config: &Value, size: (u32, u32), touch: bool) -> Value
     let start = dom.find(r#"<pre id="test-report""#).unwrap();
     let body = &dom[start..];
     let body = &body[body.find('>').unwrap() + 1..body.find("</pre>").unwrap()];
-    serde_json::from_str(
+    let report: Value = serde_json::from_str(
         &body
             .replace("&amp;", "&")
             .replace("&lt;", "<")
             .replace("&gt;", ">")
             .replace("&quot;", "\""),
     )
-    .unwrap()
+    .unwrap();
+    assert_eq!(
+        report["errors"],
+        serde_json::json!([]),
+        "script errors in the page"
+    );
+    report
 }
 
 /// A key that is not in `keys` and whose crate answer is `answer`.

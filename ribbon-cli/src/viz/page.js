@@ -7,6 +7,10 @@
 // against the crate.
 (() => {
   'use strict';
+  // Script errors, for the test driver's report (the page must have none).
+  const ERRORS = [];
+  window.addEventListener('error', (e) => ERRORS.push(String(e.message)));
+  window.addEventListener('unhandledrejection', (e) => ERRORS.push(String(e.reason)));
   const D = JSON.parse(document.getElementById('data').textContent);
   const params = new URLSearchParams(location.hash.slice(1));
   const DRIVE = params.has('drive') ? JSON.parse(params.get('drive')) : null;
@@ -1043,6 +1047,7 @@
     report.hashes = (cfg.hash_hex || []).map((h) => XXPH3(keyBytes('hex:' + h)).toString(16).padStart(16, '0'));
     report.geometry = geometry();
     report.page_bytes = document.documentElement.outerHTML.length;
+    report.errors = ERRORS;
     $('test-report').textContent = ascii(report);
     document.body.dataset.testDone = '1';
     if (window.parent !== window) window.parent.postMessage(ascii(report), '*');
@@ -1051,7 +1056,11 @@
   render();
   window.addEventListener('resize', () => { layout(); render(); });
   if (DRIVE) {
-    drive(DRIVE);
+    drive(DRIVE).catch((e) => {
+      $('test-report').textContent = ascii({ errors: ERRORS.concat([String(e && e.stack ? e.stack : e)]) });
+      document.body.dataset.testDone = '1';
+      if (window.parent !== window) window.parent.postMessage($('test-report').textContent, '*');
+    });
   } else if (params.has('show')) {
     const ph = params.get('show');
     go((phaseStart[ph] ? phaseStart[ph]() : 0) + Number(params.get('at') || 0));
