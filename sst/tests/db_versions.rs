@@ -1,17 +1,24 @@
-//! Database directories written by another RocksDB (rocksdict's 9.x build;
-//! `tests/db_real.rs` covers the harness's 11.8.1 at test time), with the
-//! everyday options of issue #30: a separate `wal_dir` with unflushed
-//! writes and deletes, range deletions flushed and WAL-only, blob files
-//! with garbage, wide-column entities and a second column family with a
-//! WAL-only batch of deletes, and an L0-only database of four files.
+//! Database directories written by other RocksDB builds than the harness's
+//! 11.8.1 (which `tests/db_real.rs` covers at test time), with the everyday
+//! options of issue #30:
+//!
+//! * rocksdict's 9.x (`tests/fixtures-db/generate.py`): a separate
+//!   `wal_dir` with unflushed writes and deletes, range deletions flushed
+//!   and WAL-only, blob files with garbage, wide-column entities and a
+//!   second column family with a WAL-only batch of deletes, and an L0-only
+//!   database of four files;
+//! * Debian 12's 7.8 (`tests/fixtures-db/rocksdb78/generate.cc`, a C++
+//!   generator linked with `-lrocksdb`): a separate `wal_dir`, range
+//!   deletions flushed and WAL-only, three column families with merge
+//!   operands (over values, alone, over deletions; flushed and in the
+//!   WAL), and a TTL database (`DBWithTTL`) compacted, with WAL-only writes.
 //!
 //! For each, the live keys equal that RocksDB's own iterator, and for each
 //! probe the files the `Get` path asks equal the filter checks its
 //! statistics counted (`rocksdb.bloom.filter.useful` for each "no",
 //! `full.positive` for each "may match"), and whether the key is found
-//! equals its `Get`. `tests/fixtures-db/generate.py` wrote the fixtures
-//! and the `expected` files (what that RocksDB said); its docs say how to
-//! regenerate them.
+//! equals its `Get`. The generators wrote the fixtures and the `expected`
+//! files (what that RocksDB said); their docs say how to regenerate them.
 
 use ribbon_sst::db::get::FileCache;
 use ribbon_sst::db::{Db, OpenOptions};
@@ -63,10 +70,20 @@ fn expected(dir: &Path) -> (String, BTreeMap<String, Expected>) {
     (version, cfs)
 }
 
+/// Checks fixture `name` (a directory under `tests/fixtures-db`) of rocksdict's RocksDB 9.x.
 fn check(name: &str) {
+    check_written_by(name, "9.");
+}
+
+/// Checks fixture `name`, whose `expected` file must say it was written by
+/// a RocksDB whose version starts with `version_prefix`.
+fn check_written_by(name: &str, version_prefix: &str) {
     let dir = fixtures().join(name);
     let (version, cfs) = expected(&dir);
-    assert!(version.starts_with("9."), "{name}: written by RocksDB {version}");
+    assert!(
+        version.starts_with(version_prefix),
+        "{name}: written by RocksDB {version}, not {version_prefix}x"
+    );
     let wal = dir.join("wal");
     let how = OpenOptions {
         // The OPTIONS file names the generator's temporary wal_dir.
@@ -130,4 +147,24 @@ fn wide_columns_and_a_second_column_family() {
 #[test]
 fn four_l0_files_and_deletes_in_the_wal() {
     check("l0_only");
+}
+
+#[test]
+fn rocksdb_7_8_wal_dir_with_unflushed_writes_and_deletes() {
+    check_written_by("rocksdb78/wal_dir", "7.8.");
+}
+
+#[test]
+fn rocksdb_7_8_range_deletions_flushed_and_in_the_wal() {
+    check_written_by("rocksdb78/range_deletes", "7.8.");
+}
+
+#[test]
+fn rocksdb_7_8_merge_operands_in_three_column_families() {
+    check_written_by("rocksdb78/merge_cfs", "7.8.");
+}
+
+#[test]
+fn rocksdb_7_8_ttl_compacted_with_writes_in_the_wal() {
+    check_written_by("rocksdb78/ttl", "7.8.");
 }
