@@ -55,6 +55,9 @@ def build_filter(
 def _rust_build_seconds(policy: str, keys: Keys, *, format_version: int = 7) -> Tuple[float, bytes]:
     """The Rust build of ``build_filter``, timed in Rust alone (benchmarks)."""
 
+def _rust_query_seconds(data: bytes, keys: Keys) -> Tuple[float, int]:
+    """The Rust batch query of ``FilterReader.may_match_many``, timed in Rust alone (benchmarks)."""
+
 def recommended_cells(estimated_difference: int) -> int:
     """IBF cells that decode a difference of about ``estimated_difference`` keys."""
 

@@ -4,11 +4,10 @@
 //!
 //! Contracts: every key of a batch is a `bytes` object (a `str`,
 //! `bytearray` or `int` is a `TypeError` naming its index, never a silent
-//! conversion); the slices borrow `bytes` objects this module holds a
-//! strong reference to (immutable, so they cannot change while the GIL is
-//! released), or one `bytes` copy of the NumPy array's data (made with
-//! `ndarray.tobytes()`, so a later write to the array cannot race the
-//! batch). A NumPy `S<n>` element is the key NumPy itself gives for it:
+//! conversion); the keys of `bytes` objects are copied end to end into one
+//! buffer under the GIL (one pass, each object touched once), and a NumPy
+//! array's data into one `bytes` copy (`ndarray.tobytes()`), so the work
+//! done with the GIL released reads memory no other thread can change. A NumPy `S<n>` element is the key NumPy itself gives for it:
 //! its bytes up to the trailing NUL padding (`numpy.array([b"ab"],
 //! dtype="S4")[0] == b"ab"`), so keys that end in NUL bytes are given as a
 //! list of `bytes`, not an `S` array.
@@ -18,10 +17,17 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-/// The Python objects a batch of keys borrows from.
+/// A batch of keys as read from Python.
 pub enum KeySource<'py> {
-    /// One `bytes` object per key (strong references).
-    Objects(Vec<Bound<'py, PyBytes>>),
+    /// The keys of `bytes` objects, copied end to end in one pass under the
+    /// GIL (each object is touched once; the work without the GIL then
+    /// reads sequential memory): key `i` is `data[ends[i - 1]..ends[i]]`.
+    Packed {
+        /// The keys' bytes, end to end.
+        data: Vec<u8>,
+        /// Where each key ends in `data`.
+        ends: Vec<usize>,
+    },
     /// The bytes of a NumPy `S<width>` array, `width` bytes per key.
     Fixed {
         /// The array's data, copied once (`ndarray.tobytes()`).
@@ -66,38 +72,40 @@ impl<'py> KeySource<'py> {
                 "keys: a list of bytes or a NumPy 'S' array is expected, got one bytes object (wrap it in a list, or use may_match)",
             ));
         }
-        let mut out = Vec::new();
+        let mut data = Vec::new();
+        let mut ends = Vec::new();
+        let mut push = |i: usize, item: &Bound<'py, PyAny>| -> PyResult<()> {
+            let k = key_bytes(i, item)?;
+            data.extend_from_slice(k.as_bytes());
+            ends.push(data.len());
+            Ok(())
+        };
         if let Ok(list) = keys.cast::<PyList>() {
-            out.reserve(list.len());
             for (i, item) in list.iter().enumerate() {
-                out.push(key_bytes(i, item)?);
+                push(i, &item)?;
             }
         } else if let Ok(tuple) = keys.cast::<PyTuple>() {
-            out.reserve(tuple.len());
             for (i, item) in tuple.iter().enumerate() {
-                out.push(key_bytes(i, item)?);
+                push(i, &item)?;
             }
         } else {
             for (i, item) in keys.try_iter()?.enumerate() {
-                out.push(key_bytes(i, item?)?);
+                push(i, &item?)?;
             }
         }
-        Ok(KeySource::Objects(out))
+        Ok(KeySource::Packed { data, ends })
     }
 
     /// The keys, in order, as slices into the held objects.
     pub fn slices(&self) -> Vec<&[u8]> {
-        match self.view() {
-            KeyView::Slices(v) => v,
-            KeyView::Fixed { data, width, len } => fixed_slices(data, width, len),
-        }
+        self.view().slices()
     }
 
     /// The keys as a view that may cross into code run without the GIL
     /// (`Send`): slices of `bytes` objects, or the NumPy array's bytes.
     pub fn view(&self) -> KeyView<'_> {
         match self {
-            KeySource::Objects(v) => KeyView::Slices(v.iter().map(|b| b.as_bytes()).collect()),
+            KeySource::Packed { data, ends } => KeyView::Packed { data, ends },
             KeySource::Fixed { data, width, len } => KeyView::Fixed {
                 data: data.as_bytes(),
                 width: *width,
@@ -110,8 +118,13 @@ impl<'py> KeySource<'py> {
 /// Keys borrowed from the objects of a [`KeySource`], for work done with
 /// the GIL released.
 pub enum KeyView<'a> {
-    /// One slice per key.
-    Slices(Vec<&'a [u8]>),
+    /// Keys end to end, and where each ends.
+    Packed {
+        /// The keys' bytes.
+        data: &'a [u8],
+        /// Where each key ends.
+        ends: &'a [usize],
+    },
     /// `len` keys of `width` bytes each (NUL padding stripped when read).
     Fixed {
         /// The array's bytes.
@@ -123,13 +136,17 @@ pub enum KeyView<'a> {
     },
 }
 
-impl KeyView<'_> {
+impl<'a> KeyView<'a> {
     /// RocksDB's 64-bit hash of each key, in order (no slice vector for
     /// NumPy arrays: the hashes are taken straight from the array's bytes).
     pub fn hashes(&self) -> Vec<u64> {
         use ribbon::core::hash::get_slice_hash64;
         match self {
-            KeyView::Slices(v) => v.iter().map(|k| get_slice_hash64(k)).collect(),
+            KeyView::Packed { .. } => {
+                let mut out = Vec::with_capacity(self.len());
+                self.for_each(|k| out.push(get_slice_hash64(k)));
+                out
+            }
             KeyView::Fixed { data, width, len } => {
                 if *width == 0 {
                     return vec![get_slice_hash64(&[]); *len];
@@ -141,19 +158,41 @@ impl KeyView<'_> {
         }
     }
 
-    /// Calls `f` with each key, in order.
-    pub fn for_each(&self, mut f: impl FnMut(&[u8])) {
+    /// The number of keys.
+    pub fn len(&self) -> usize {
         match self {
-            KeyView::Slices(v) => v.iter().for_each(|k| f(k)),
+            KeyView::Packed { ends, .. } => ends.len(),
+            KeyView::Fixed { len, .. } => *len,
+        }
+    }
+
+    /// Calls `f` with each key, in order.
+    pub fn for_each(&self, mut f: impl FnMut(&'a [u8])) {
+        match self {
+            KeyView::Packed { data, ends } => {
+                let data: &'a [u8] = data;
+                let mut start = 0;
+                for &end in ends.iter() {
+                    f(&data[start..end]);
+                    start = end;
+                }
+            }
             KeyView::Fixed { len, width: 0, .. } => (0..*len).for_each(|_| f(&[])),
-            KeyView::Fixed { data, width, .. } => data.chunks_exact(*width).for_each(|k| f(strip_nuls(k))),
+            KeyView::Fixed { data, width, .. } => {
+                let data: &'a [u8] = data;
+                data.chunks_exact(*width).for_each(|k| f(strip_nuls(k)))
+            }
         }
     }
 
     /// The keys as slices.
-    pub fn slices(&self) -> Vec<&[u8]> {
+    pub fn slices(&self) -> Vec<&'a [u8]> {
         match self {
-            KeyView::Slices(v) => v.clone(),
+            KeyView::Packed { .. } => {
+                let mut out = Vec::with_capacity(self.len());
+                self.for_each(|k| out.push(k));
+                out
+            }
             KeyView::Fixed { data, width, len } => fixed_slices(data, *width, *len),
         }
     }
@@ -166,10 +205,9 @@ fn strip_nuls(k: &[u8]) -> &[u8] {
 }
 
 /// Key `i` of a batch as `bytes`, or a `TypeError` naming its index and type.
-fn key_bytes<'py>(i: usize, item: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    item.cast_into::<PyBytes>().map_err(|e| {
-        let name = e
-            .into_inner()
+fn key_bytes<'a, 'py>(i: usize, item: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyBytes>> {
+    item.cast::<PyBytes>().map_err(|_| {
+        let name = item
             .get_type()
             .name()
             .map_or_else(|_| "another type".to_owned(), |n| n.to_string());

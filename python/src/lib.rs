@@ -32,6 +32,7 @@ fn _rocks_ribbon(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(filters::build_filter, m)?)?;
     m.add_function(wrap_pyfunction!(filters::_rust_build_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(filters::_rust_query_seconds, m)?)?;
     m.add_class::<filters::FilterReader>()?;
     m.add_class::<filters::Ribbon>()?;
     m.add_class::<sst::SstFile>()?;
