@@ -970,13 +970,15 @@
       }
     }
     if (cfg.at) {
-      // Chosen steps: [{"find": {"t": "x", "a": n|-1, "nth": k}}], with the geometry there.
+      // Chosen steps: [{"t": "x", "a": n|-1 (the final seed), "nth": k, "fail": bool, "then": next step's t}],
+      // with the geometry there.
       report.at = [];
       for (const f of cfg.at) {
         let seen = 0;
         const a = f.a === -1 ? FINAL : f.a;
-        const i = steps.findIndex((s) => s.t === f.t && (a === undefined || s.a === a) &&
-          (f.fail === undefined || isFailure(s) === f.fail) && seen++ === (f.nth || 0));
+        const i = steps.findIndex((s, j) => s.t === f.t && (a === undefined || s.a === a) &&
+          (f.fail === undefined || isFailure(s) === f.fail) &&
+          (f.then === undefined || (j + 1 < steps.length && steps[j + 1].t === f.then)) && seen++ === (f.nth || 0));
         if (i < 0) { report.at.push(null); continue; }
         pause();
         go(i);
