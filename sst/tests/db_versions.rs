@@ -21,7 +21,7 @@
 //! files (what that RocksDB said); their docs say how to regenerate them.
 
 use ribbon_sst::db::get::FileCache;
-use ribbon_sst::db::{Db, OpenOptions};
+use ribbon_sst::db::{Db, Detail, FileAnswer, GetPath, OpenOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -103,6 +103,20 @@ fn check_written_by(name: &str, version_prefix: &str) {
         );
         let keys: Vec<&[u8]> = want.probes.iter().map(|p| p.0.as_slice()).collect();
         let paths = db.get_paths(&keys, &mut FileCache::new()).unwrap();
+        // Detail::Filters (the text of `db query`) asks the same files with
+        // the same answers, and leaves unread only a last file.
+        let filters = db
+            .get_paths_with(&keys, &mut FileCache::new(), Detail::Filters)
+            .unwrap();
+        for (full, quick) in paths.iter().zip(&filters) {
+            let asked = |p: &GetPath| p.steps.iter().map(|s| (s.file, s.may_match)).collect::<Vec<_>>();
+            assert_eq!(asked(full), asked(quick), "{name} {cf}: Detail::Filters differs");
+            assert_eq!(full.memtable, quick.memtable);
+            match quick.outcome() {
+                Some(found) => assert_eq!(found, full.found(), "{name} {cf}: {quick:?}"),
+                None => assert_eq!(quick.steps.last().unwrap().answer, FileAnswer::NotRead),
+            }
+        }
         for ((key, useful, positive, found), path) in want.probes.iter().zip(&paths) {
             let asked = path.steps.iter().filter(|s| s.has_filter);
             let ours_useful = asked.clone().filter(|s| !s.may_match).count() as u64;
