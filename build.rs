@@ -2,7 +2,7 @@
 //! construction probes (cpp/construction.cc) against the RocksDB sources
 //! that `librocksdb-sys` compiles.
 
-#[path = "build/rocksdb_source.rs"]
+#[path = "rocks-bridge/build/rocksdb_source.rs"]
 mod rocksdb_source;
 
 fn main() {
@@ -17,5 +17,5 @@ fn main() {
     println!("cargo:rerun-if-changed=src/construction.rs");
     println!("cargo:rerun-if-changed=cpp/construction.cc");
     println!("cargo:rerun-if-changed=cpp/construction.h");
-    println!("cargo:rerun-if-changed=build/rocksdb_source.rs");
+    println!("cargo:rerun-if-changed=rocks-bridge/build/rocksdb_source.rs");
 }

@@ -25,7 +25,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .filter(|i| db.get(format!("key{i:08}!")).unwrap().is_some())
         .count();
     let useful = opts.get_ticker_count(Ticker::BloomFilterUseful);
-    println!("filter policy: {:?}", rocks_bridge::filter_policy_id(&opts));
     println!("present keys found: {found} of {N}; absent keys found: {absent} of {N}");
     println!(
         "rocksdb.bloom.filter.useful: {useful} ({:.2} % of the absent-key reads)",

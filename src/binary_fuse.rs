@@ -299,8 +299,8 @@ mod tests {
         register();
         let mut opts = rocksdb::Options::default();
         opts.set_block_based_table_factory(&rocksdb::BlockBasedOptions::default());
-        rocks_bridge::set_filter_policy(&mut opts, NAME).unwrap();
-        assert_eq!(rocks_bridge::filter_policy_id(&opts).as_deref(), Some(NAME));
+        let id = rocks_bridge::set_filter_policy(&mut opts, NAME).unwrap();
+        assert_eq!(id.as_deref(), Some(NAME));
         for bad in ["example.BinaryFuse8:1", "example.BinaryFuse8:"] {
             assert!(rocks_bridge::set_filter_policy(&mut opts, bad).is_err(), "{bad}");
         }

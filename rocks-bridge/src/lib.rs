@@ -82,29 +82,59 @@ pub fn register() {
 
 /// Sets the filter policy of `opts`' block-based table factory to `policy`,
 /// any id RocksDB's `FilterPolicy::CreateFromString` accepts: the Rust ids
-/// above, or RocksDB's own (`ribbonfilter:10`, `bloomfilter:10`, …).
+/// above, or RocksDB's own (`ribbonfilter:10`, `bloomfilter:10`, …), and
+/// returns the id RocksDB will write to the OPTIONS file (`None` when the
+/// filter policy was removed).
 ///
 /// Call it after `Options::set_block_based_table_factory`, which replaces
-/// the table factory (and its filter policy). `""` and `nullptr` remove the
-/// filter policy. Errors when `policy` names no policy RocksDB knows (RocksDB
+/// the table factory (and its filter policy); the factory's other settings
+/// are kept as they are (RocksDB sanitises a factory when it is set through
+/// the table options API, not when an options string reconfigures it). `""` and `nullptr` remove the filter policy. Errors, leaving
+/// `opts` unchanged, when `policy` names no policy RocksDB knows (RocksDB
 /// itself would quietly leave the table without a filter) or the table
 /// factory is not block-based.
-pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<(), Error> {
+///
+/// It goes through RocksDB's public C API only: the options are reconfigured
+/// in place from the options string
+/// `block_based_table_factory={filter_policy=ID}`, as
+/// `rocksdb_get_options_from_string` does, with `opts` as both its base and
+/// its result.
+pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<Option<String>, Error> {
     register();
-    // SAFETY: `opts` is alive for the duration of the call and borrowed
-    // mutably, so nothing else touches the `rocksdb_options_t` it owns; the
-    // C++ side only replaces the table factory's filter policy.
-    let address = unsafe { opts.as_raw_ptr() } as usize;
-    rocksdb_ffi::bridge::set_table_filter_policy(address, policy).map_err(|e| Error(e.what().to_string()))
-}
-
-/// The id of the filter policy configured in `opts` (as RocksDB writes it
-/// to an OPTIONS file), or `None` when there is none.
-pub fn filter_policy_id(opts: &Options) -> Option<String> {
-    // SAFETY: as in `set_filter_policy`; the C++ side only reads.
-    let address = unsafe { opts.as_raw_ptr() } as usize;
-    let id = rocksdb_ffi::bridge::table_filter_policy_id(address);
-    (!id.is_empty()).then_some(id)
+    let id = rocksdb_ffi::bridge::policy_id(policy).map_err(|e| Error(e.what().to_string()))?;
+    let value = if id.is_empty() { "nullptr" } else { id.as_str() };
+    // An options string (and so an OPTIONS file) cannot carry these.
+    if value.contains([';', '{', '}', '=']) {
+        return Err(Error(format!(
+            "the filter policy id {value:?} contains ';', '{{', '}}' or '=', which an options string cannot carry"
+        )));
+    }
+    let config = std::ffi::CString::new(format!("block_based_table_factory={{filter_policy={value}}}"))
+        .map_err(|_| Error(format!("the filter policy id {policy:?} contains a NUL byte")))?;
+    let mut error: *mut std::ffi::c_char = std::ptr::null_mut();
+    // SAFETY: `opts` is borrowed mutably for the call, so the
+    // `rocksdb_options_t` it owns is alive and nothing else uses it; the C
+    // API reads the base before it assigns the result (GetOptionsFromString
+    // copies the base first), so one object may be both; `config` is a
+    // NUL-terminated string that outlives the call; `error` is a valid
+    // out-pointer that RocksDB sets to a malloc'd message or leaves null.
+    unsafe {
+        let options = opts.as_raw_ptr();
+        librocksdb_sys::rocksdb_get_options_from_string(options, config.as_ptr(), options, &mut error);
+    }
+    if !error.is_null() {
+        // SAFETY: RocksDB set `error` to a NUL-terminated string it
+        // allocated, which `rocksdb_free` releases; it is read before.
+        let message = unsafe {
+            let text = std::ffi::CStr::from_ptr(error).to_string_lossy().into_owned();
+            librocksdb_sys::rocksdb_free(error.cast());
+            text
+        };
+        return Err(Error(format!(
+            "RocksDB refused the filter policy {policy:?}: {message}"
+        )));
+    }
+    Ok((!id.is_empty()).then_some(id))
 }
 
 /// The canonical id of a Rust policy id (`rust.RibbonFilter:10` gives

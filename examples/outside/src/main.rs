@@ -15,7 +15,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut opts = Options::default();
     opts.create_if_missing(true);
     opts.set_block_based_table_factory(&table);
-    rocks_bridge::set_filter_policy(&mut opts, "rust.RibbonFilter:10:-1")?;
+    let id = rocks_bridge::set_filter_policy(&mut opts, "rust.RibbonFilter:10:-1")?;
+    if id.as_deref() != Some("rust.RibbonFilter:10:-1") {
+        return Err(format!("RocksDB created the policy {id:?}").into());
+    }
     let path = dir.path().join("db");
     {
         let db = DB::open(&opts, &path)?;
@@ -36,10 +39,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "create_if_missing=true;block_based_table_factory={filter_policy=rust.RibbonFilter:10:-1}",
     )?;
     opts.create_if_missing(true);
-    let id = rocks_bridge::filter_policy_id(&opts).unwrap_or_default();
-    if id != "rust.RibbonFilter:10:-1" {
-        return Err(format!("policy from the options string is {id:?}").into());
-    }
     let readers_before = rocks_bridge::counters().readers_created;
     let db = DB::open(&opts, &path)?;
     let mut missing = 0;

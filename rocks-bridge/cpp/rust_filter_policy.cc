@@ -3,7 +3,7 @@
 // (rocks-bridge/src/ffi.rs): the `rust.*` policies and the ones users
 // register (rocks_bridge::custom) alike. The Rust side catches every panic;
 // nothing here throws into RocksDB.
-#include "cpp/rust_filter_policy.h"
+#include "rocks-bridge/cpp/rust_filter_policy.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -24,12 +24,6 @@
 #include "rocksdb/utilities/object_registry.h"
 #include "rocksdb/utilities/options_type.h"
 #include "table/block_based/filter_policy_internal.h"
-
-// The C API's options wrapper (db/c.cc defines it identically; the C header
-// only declares it). rust-rocksdb's `Options` owns one.
-struct rocksdb_options_t {
-  rocksdb::Options rep;
-};
 
 namespace rocks_bridge {
 
@@ -362,13 +356,6 @@ const rocksdb::FilterPolicy* MakePolicy(
   }
 }
 
-rocksdb::BlockBasedTableOptions* TableOptions(size_t options_address) {
-  auto* opts = reinterpret_cast<rocksdb_options_t*>(options_address);
-  if (!opts || !opts->rep.table_factory) return nullptr;
-  return opts->rep.table_factory
-      ->GetOptions<rocksdb::BlockBasedTableOptions>();
-}
-
 }  // namespace
 
 void register_policy_name(rust::Str name) {
@@ -378,11 +365,7 @@ void register_policy_name(rust::Str name) {
       Entry(std::string(name), true).AddSeparator(":", true), MakePolicy);
 }
 
-void set_table_filter_policy(size_t options_address, rust::Str id) {
-  rocksdb::BlockBasedTableOptions* table = TableOptions(options_address);
-  if (!table) {
-    throw std::invalid_argument("the table factory is not block-based");
-  }
+rust::String policy_id(rust::Str id) {
   rocksdb::ConfigOptions config;
   std::shared_ptr<const rocksdb::FilterPolicy> policy;
   rocksdb::Status s = rocksdb::FilterPolicy::CreateFromString(
@@ -395,18 +378,7 @@ void set_table_filter_policy(size_t options_address, rust::Str id) {
     throw std::invalid_argument("no filter policy has the id \"" +
                                 std::string(id) + "\"");
   }
-  // A new factory: `Options` copies share their table factory, so changing
-  // this one in place would change every copy.
-  rocksdb::BlockBasedTableOptions copy = *table;
-  copy.filter_policy = std::move(policy);
-  auto* opts = reinterpret_cast<rocksdb_options_t*>(options_address);
-  opts->rep.table_factory.reset(rocksdb::NewBlockBasedTableFactory(copy));
-}
-
-rust::String table_filter_policy_id(size_t options_address) {
-  rocksdb::BlockBasedTableOptions* table = TableOptions(options_address);
-  if (!table || !table->filter_policy) return rust::String();
-  return rust::String(table->filter_policy->GetId());
+  return policy ? rust::String(policy->GetId()) : rust::String();
 }
 
 }  // namespace rocks_bridge
