@@ -62,7 +62,7 @@ pub fn homogeneous_overhead(width: u32, result_bits: f64) -> f64 {
 /// `FindOccupancy` in `util/ribbon_test.cc`.
 ///
 /// 20 000 trials per size; the tool's output is committed in
-/// `ribbon/docs/space-overhead.md`.
+/// [`ribbon/docs/space-overhead.md`](https://github.com/rocks-ribbon/rocks-ribbon/blob/main/ribbon/docs/space-overhead.md).
 #[rustfmt::skip]
 pub const W32_KNOWN_TO_ADD: [[[f64; 18]; 3]; 2] = [
     // No smash.
