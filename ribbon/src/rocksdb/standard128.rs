@@ -279,6 +279,14 @@ pub fn approximate_num_entries(
     }
 }
 
+/// The largest solution whose batched queries are not prefetched: in the
+/// caches a prefetch only costs instructions. Issue 37's kernel report
+/// (`cargo bench -p rocks-ribbon --bench kernels`, shared AMD EPYC, AVX2):
+/// at 16 and 256 KiB, 14.4 and 14.3 ns/query pipelined with prefetches
+/// against 12.7 and 13.0 one query after another (batched then measured
+/// 12.5 and 13.0); at 8 MiB, 15.1 against 33.3 (unchanged: pipelined).
+pub const NO_PREFETCH_BYTES: usize = 256 << 10;
+
 /// A reader over a Standard128 Ribbon filter's solution bytes.
 ///
 /// The reader computes a query's result columns with the fastest
@@ -359,10 +367,18 @@ impl<'a> Standard128Reader<'a> {
     }
 
     /// Batched queries: each site is computed (and its cache lines
-    /// prefetched) 16 queries before it is read.
+    /// prefetched) 16 queries before it is read; on a filter of at most
+    /// [`NO_PREFETCH_BYTES`] (in the core's caches) one query after
+    /// another, which the CPU overlaps by itself.
     /// Answers `min(key_hashes.len(), out.len())` hashes; the rest of `out`
     /// is left unchanged.
     pub fn may_match_hashes(&self, key_hashes: &[u64], out: &mut [bool]) {
+        if self.data.len() <= NO_PREFETCH_BYTES {
+            for (o, &h) in out.iter_mut().zip(key_hashes) {
+                *o = self.may_match_hash(h);
+            }
+            return;
+        }
         crate::core::batch::answer_pipelined(
             key_hashes,
             out,
