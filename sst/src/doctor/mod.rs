@@ -344,6 +344,9 @@ pub struct CfReport {
     pub files: Vec<FileReport>,
     /// Findings.
     pub findings: Vec<Finding>,
+    /// What could not be known about the configuration (one line each):
+    /// not findings, and nothing is guessed in their place.
+    pub notes: Vec<String>,
     /// The `bloom_before_level` that keeps flushes and L0 fast (Bloom) and
     /// gives Ribbon below; `None` when the policy is not Bloom-like or
     /// Ribbon.
@@ -482,38 +485,25 @@ fn diagnose_cf(
     how: &DoctorOptions,
 ) -> CfReport {
     let mut gather = Gather::default();
+    let mut notes = Vec::new();
     if cfg.is_none() {
-        gather.add(
-            Code::Unreadable,
-            None,
-            None,
-            if have_options {
-                format!("the OPTIONS file has no section for column family {:?}: its configured filter is unknown, only what is there is reported", cf.name)
-            } else {
-                "no OPTIONS file: the configured filter is unknown, only what is there is reported".to_string()
-            },
-        );
+        notes.push(if have_options {
+            format!("the OPTIONS file has no section for column family {:?}: its configured filter is unknown, only what is there is reported", cf.name)
+        } else {
+            "no OPTIONS file: the configured filter is unknown, only what is there is reported".to_string()
+        });
     }
     if let Some(c) = &cfg {
         match &c.filter_policy {
-            None => gather.add(
-                Code::Unreadable,
-                None,
-                None,
+            None => notes.push(
                 "the OPTIONS file does not say filter_policy: the configured filter is unknown".to_string(),
             ),
-            Some(ConfiguredPolicy::NameOnly(n)) => gather.add(
-                Code::Unreadable,
-                None,
-                None,
-                format!("filter_policy={n} names no bits per key (as RocksDB 9.x writes it): sizes are not judged against it"),
-            ),
-            Some(ConfiguredPolicy::Unknown(n)) => gather.add(
-                Code::Unreadable,
-                None,
-                None,
-                format!("filter_policy={n} is not a policy this tool knows: what RocksDB reads is not judged"),
-            ),
+            Some(ConfiguredPolicy::NameOnly(n)) => notes.push(format!(
+                "filter_policy={n}: the OPTIONS file records the policy's name only (as RocksDB 9.x to 11.x write it), not its bits per key nor bloom_before_level; bits per key are compared between files instead (give --options FILE with filter_policy=NAME:BITS[:LEVEL] to judge against a configuration)"
+            )),
+            Some(ConfiguredPolicy::Unknown(n)) => notes.push(format!(
+                "filter_policy={n} is not a policy this tool knows: what RocksDB reads is not judged"
+            )),
             _ => {}
         }
     }
@@ -522,6 +512,7 @@ fn diagnose_cf(
     let last_level = cf.files.values().map(|f| f.level).max();
     let mut levels: BTreeMap<u32, LevelReport> = BTreeMap::new();
     let mut files = Vec::new();
+    let mut changed = Vec::new();
     for f in cf.files.values() {
         let level = levels.entry(f.level).or_insert_with(|| LevelReport {
             level: f.level,
@@ -556,6 +547,9 @@ fn diagnose_cf(
                     level.balanced_build_extra_ms += r.balanced_build_extra_ns / 1e6;
                 }
                 for (code, msg) in facts.causes {
+                    if code == Code::PolicyChanged {
+                        changed.push(f.number);
+                    }
                     gather.add(code, Some(f.level), Some(f.number), msg);
                 }
                 files.push(facts.report);
@@ -606,6 +600,9 @@ fn diagnose_cf(
         },
         None => None,
     };
+    if c.filter_policy.as_ref().is_none_or(|p| p.rules().is_none()) {
+        bits_between_files(&files, &changed, &mut gather);
+    }
     let mut findings: Vec<Finding> = gather.map.into_values().collect();
     findings.sort_by_key(|f| (f.level.map_or(-1, i64::from), f.code));
     CfReport {
@@ -614,7 +611,56 @@ fn diagnose_cf(
         levels: levels.into_values().collect(),
         files,
         findings,
+        notes,
         suggested_bloom_before_level,
+    }
+}
+
+/// Files at least this large (filter entries) have bits per key close
+/// enough to their policy's to be compared between files.
+const MIN_KEYS_TO_COMPARE_BITS: u64 = 1000;
+
+/// When the configured bits per key are unknown (the OPTIONS file names
+/// the policy only): a full Bloom filter whose bits per key differ by more
+/// than 15 % from the newest file's of the same policy and kind was written
+/// under other bits per key.
+fn bits_between_files(files: &[FileReport], changed: &[u64], gather: &mut Gather) {
+    let comparable = |r: &&FileReport| {
+        matches!(r.family.as_str(), "Bloom" | "LegacyBloom")
+            && r.partitions == 0
+            && r.filter_entries.or(r.entries).unwrap_or(0) >= MIN_KEYS_TO_COMPARE_BITS
+            && r.bits_per_key.is_some()
+            && r.policy_name.is_some()
+    };
+    let mut newest: BTreeMap<(String, String), &FileReport> = BTreeMap::new();
+    for r in files.iter().filter(comparable) {
+        let k = (r.policy_name.clone().unwrap_or_default(), r.family.clone());
+        if newest.get(&k).is_none_or(|n| r.number > n.number) {
+            newest.insert(k, r);
+        }
+    }
+    for r in files.iter().filter(comparable) {
+        if changed.contains(&r.number) {
+            continue;
+        }
+        let k = (r.policy_name.clone().unwrap_or_default(), r.family.clone());
+        let Some(reference) = newest.get(&k) else { continue };
+        let (a, b) = (
+            r.bits_per_key.unwrap_or(0.0),
+            reference.bits_per_key.unwrap_or(0.0),
+        );
+        if b > 0.0 && ((a - b) / b).abs() > 0.15 {
+            gather.add(
+                Code::PolicyChanged,
+                Some(r.level),
+                Some(r.number),
+                format!(
+                    "{a:.2} bits/key, but the newest {} file ({:06}) has {b:.2}: written under other bits per key",
+                    r.policy_name.as_deref().unwrap_or("?"),
+                    reference.number
+                ),
+            );
+        }
     }
 }
 
@@ -984,8 +1030,29 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
         ));
         return out;
     }
-    let Some(rules) = policy.rules() else {
-        return out;
+    // The rules: the configured ones, or, when the OPTIONS file names the
+    // policy only, its kind with the file's own bits per key (for the
+    // few-keys rule) and RocksDB's default bloom_before_level (0), both
+    // marked unknown: no size is judged and the messages say so.
+    let (rules, known) = match policy.rules() {
+        Some(p) => (p, true),
+        None => {
+            let kind = match policy.name().as_deref() {
+                Some("bloomfilter") | Some("rust.BloomFilter") => PolicyKind::Bloom,
+                Some("ribbonfilter")
+                | Some("rust.RibbonFilter")
+                | Some(ribbon::plugin::balanced_policy::NAME) => PolicyKind::Ribbon {
+                    bloom_before_level: 0,
+                },
+                _ => return out,
+            };
+            let bits = r
+                .bits_per_key
+                .filter(|b| b.is_finite())
+                .unwrap_or(10.0)
+                .clamp(1.0, 99.0);
+            (ribbon::FilterPolicy::new(kind, bits), false)
+        }
     };
     // The contexts that could have written a file now at this level: a
     // flush, or a compaction at this level or above (then moved down).
@@ -1019,7 +1086,23 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
                 rules.bits_per_key().millibits_per_key(),
             ),
         };
-        if let Some((l, _)) = by_level {
+        if written_family(ribbon_kind, n) != Some("Ribbon") {
+            // Bloom whatever bloom_before_level says.
+            out.push((
+                Code::BloomFallbackFewKeys,
+                format!("Bloom, not Ribbon: {n} keys are too few, and RocksDB's Bloom is the smaller filter for them"),
+            ));
+        } else if !known {
+            let message = if r.level == 0 {
+                "Bloom, not Ribbon: flushes get FastLocalBloom under bloom_before_level >= 0 (RocksDB's default 0; the OPTIONS file does not record it)".to_string()
+            } else {
+                format!(
+                    "Bloom, not Ribbon, for {n} keys at level {}: flushed as Bloom (bloom_before_level >= 0, RocksDB's default) and moved down, or written when bloom_before_level was above {} (the OPTIONS file does not record it), or Ribbon fell back under filter-construction cache charging",
+                    r.level, r.level
+                )
+            };
+            out.push((Code::BloomBeforeLevel, message));
+        } else if let Some((l, _)) = by_level {
             let at = match l {
                 None => "flushes (level -1)".to_string(),
                 Some(l) if *l == r.level as i32 => format!("level {l}"),
@@ -1030,11 +1113,6 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
                 format!(
                     "Bloom, not Ribbon: bloom_before_level={bbl} gives FastLocalBloom to files written at {at} (fast flushes; Ribbon from level {bbl} down)"
                 ),
-            ));
-        } else if written_family(ribbon_kind, n) != Some("Ribbon") {
-            out.push((
-                Code::BloomFallbackFewKeys,
-                format!("Bloom, not Ribbon: {n} keys are too few, and RocksDB's Bloom is the smaller filter for them"),
             ));
         } else {
             out.push((
@@ -1058,7 +1136,7 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
         ));
         return out;
     }
-    if r.family == "Ribbon" && expected_here == Some("Bloom") && ribbon_policy {
+    if known && r.family == "Ribbon" && expected_here == Some("Bloom") && ribbon_policy {
         // Ribbon where the rules say Bloom now: bloom_before_level was
         // lower when it was written (it is a mutable option).
         let ribbon_anywhere = contexts
@@ -1076,7 +1154,7 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
         }
     }
     // Same kind: compare the size with what the configured bits per key give.
-    if r.partitions == 0 && n > 0 && expected_here == Some(r.family.as_str()) {
+    if known && r.partitions == 0 && n > 0 && expected_here == Some(r.family.as_str()) {
         let expected = FilterBuilder::for_kind(kind_here).calculate_space(n as usize) as f64;
         let actual = r.filter_bytes as f64;
         if (actual - expected).abs() > (expected * 0.03).max(64.0) {

@@ -1,0 +1,330 @@
+//! `ribbon doctor` (issue 36) on databases written by RocksDB 11.8.1 itself
+//! (through rust-rocksdb), one per cause: every finding appears exactly at
+//! the level where it should and nowhere else; a healthy database has none;
+//! sizes agree with RocksDB's own table properties (`rocksdb.filter.size`,
+//! the live files' entry counts); and the FP rates measured on absent keys
+//! are within 3 sigma of what the filters promise.
+//!
+//! Each database: a first batch flushed (as two overlapping files) and
+//! compacted to the last level (L6, `level_compaction_dynamic_level_bytes`),
+//! then, possibly under other
+//! options, a second batch flushed to L0.
+
+use ribbon_sst::doctor::{diagnose, Code, DoctorOptions, Report};
+use rocksdb::{BlockBasedOptions, Options, SliceTransform, DB};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const BIG: u64 = 20_000;
+
+fn key(i: u64) -> Vec<u8> {
+    format!("key{i:08}").into_bytes()
+}
+
+/// Options with automatic compaction off and `table` as the table factory.
+fn options(table: &BlockBasedOptions) -> Options {
+    let mut o = Options::default();
+    o.create_if_missing(true);
+    o.set_disable_auto_compactions(true);
+    o.set_block_based_table_factory(table);
+    o
+}
+
+fn bloom(bits: f64) -> BlockBasedOptions {
+    let mut t = BlockBasedOptions::default();
+    t.set_bloom_filter(bits, false);
+    t
+}
+
+/// Writes keys `range`, flushes, and compacts to the last level when
+/// `compact`.
+fn write(dir: &Path, opts: &Options, range: std::ops::Range<u64>, compact: bool) {
+    let db = DB::open(opts, dir).unwrap();
+    if compact {
+        // Two overlapping L0 files, so that the compaction merges them
+        // (one file alone would be moved down as it is, filter and all).
+        for i in range.clone().step_by(2) {
+            db.put(key(i), b"value").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    for i in range {
+        db.put(key(i), b"value").unwrap();
+    }
+    db.flush().unwrap();
+    if compact {
+        db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    }
+}
+
+/// Diagnoses `dir` and checks what every diagnosis must satisfy against
+/// RocksDB's own view of the files.
+fn check(dir: &Path, opts: &Options, how: &DoctorOptions) -> Report {
+    let report = diagnose(dir, how).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let db = DB::open(opts, dir).unwrap();
+    let live = db.live_files().unwrap();
+    drop(db);
+    let cf = &report.column_families[0];
+    assert_eq!(cf.files.len(), live.len(), "live files");
+    for f in &cf.files {
+        let theirs = live
+            .iter()
+            .find(|l| l.name.trim_start_matches('/') == format!("{:06}.sst", f.number))
+            .unwrap_or_else(|| panic!("file {} is not live for RocksDB", f.number));
+        assert_eq!(f.level as i32, theirs.level, "level of {}", f.number);
+        assert_eq!(f.entries, Some(theirs.num_entries), "entries of {}", f.number);
+        if f.filter_bytes > 0 && f.partitions == 0 {
+            assert_eq!(
+                f.filter_size_property,
+                Some(f.filter_bytes),
+                "filter bytes of {} against rocksdb.filter.size",
+                f.number
+            );
+        }
+    }
+    for l in &cf.levels {
+        let m = l.measured;
+        if m.queries > 0 {
+            let sd = m.variance.sqrt().max(1.0);
+            assert!(
+                (m.positives as f64 - m.expected).abs() <= 3.0 * sd,
+                "L{}: {} positives of {} absent keys, promised {:.1} (3 sigma = {:.1})",
+                l.level,
+                m.positives,
+                m.queries,
+                m.expected,
+                3.0 * sd
+            );
+        }
+    }
+    report
+}
+
+/// The findings as (code, level) pairs.
+fn found(r: &Report) -> BTreeSet<(&'static str, Option<u32>)> {
+    r.findings().map(|(_, f)| (f.code.as_str(), f.level)).collect()
+}
+
+fn expect(r: &Report, want: &[(Code, Option<u32>)]) {
+    let want: BTreeSet<_> = want.iter().map(|(c, l)| (c.as_str(), *l)).collect();
+    let got = found(r);
+    assert_eq!(
+        got,
+        want,
+        "findings of {}:\n{:#?}",
+        r.dir.display(),
+        r.findings().collect::<Vec<_>>()
+    );
+}
+
+fn how() -> DoctorOptions {
+    DoctorOptions {
+        samples_per_file: 4000,
+        ..DoctorOptions::default()
+    }
+}
+
+#[test]
+fn healthy_database_has_no_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(&bloom(10.0));
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..BIG + 5000, false);
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[]);
+    let cf = &r.column_families[0];
+    assert_eq!(cf.levels.iter().map(|l| l.level).collect::<Vec<_>>(), vec![0, 6]);
+    let total = cf.total();
+    assert_eq!(total.families.get("Bloom"), Some(&2));
+    // What-if: Ribbon at the same FP rate is smaller, and costs build time.
+    assert!(total.ribbon_bytes < total.what_if_bytes_now * 8 / 10, "{total:?}");
+    assert!(total.balanced_bytes <= total.ribbon_bytes);
+    assert!(total.ribbon_build_extra_ms > 0.0);
+    assert_eq!(total.placement.table_reader_bytes, total.filter_bytes);
+}
+
+#[test]
+fn bloom_before_level_gives_flushes_bloom() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = BlockBasedOptions::default();
+    t.set_hybrid_ribbon_filter(10.0, 2);
+    let opts = options(&t);
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..2 * BIG, false);
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[(Code::BloomBeforeLevel, Some(0))]);
+    let cf = &r.column_families[0];
+    assert_eq!(cf.levels[1].families.get("Ribbon"), Some(&1));
+}
+
+#[test]
+fn format_version_below_5_gives_the_legacy_bloom() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = bloom(10.0);
+    t.set_format_version(4);
+    let opts = options(&t);
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..BIG + 3000, false);
+    let r = check(tmp.path(), &opts, &how());
+    expect(
+        &r,
+        &[
+            (Code::FormatVersionBelow5, Some(0)),
+            (Code::FormatVersionBelow5, Some(6)),
+        ],
+    );
+}
+
+#[test]
+fn few_keys_fall_back_to_bloom() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = BlockBasedOptions::default();
+    t.set_hybrid_ribbon_filter(10.0, -1);
+    let opts = options(&t);
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..BIG + 40, false);
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[(Code::BloomFallbackFewKeys, Some(0))]);
+}
+
+#[test]
+fn optimize_filters_for_hits_leaves_the_last_level_without_filter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(&bloom(10.0));
+    opts.set_optimize_filters_for_hits(true);
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..BIG + 3000, false);
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[(Code::OptimizeFiltersForHits, Some(6))]);
+    assert_eq!(r.column_families[0].levels[1].filter_bytes, 0);
+}
+
+#[test]
+fn files_written_before_the_policy_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let before = options(&bloom(10.0));
+    write(tmp.path(), &before, 0..BIG, true);
+    let mut t = BlockBasedOptions::default();
+    t.set_hybrid_ribbon_filter(10.0, -1);
+    let after = options(&t);
+    write(tmp.path(), &after, BIG..2 * BIG, false);
+    let r = check(tmp.path(), &after, &how());
+    expect(&r, &[(Code::PolicyChanged, Some(6))]);
+    // The bits per key changed, same policy: also "policy changed".
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), &before, 0..BIG, true);
+    let after = options(&bloom(16.0));
+    write(tmp.path(), &after, BIG..2 * BIG, false);
+    let r = check(tmp.path(), &after, &how());
+    expect(&r, &[(Code::PolicyChanged, Some(6))]);
+}
+
+#[test]
+fn filters_of_an_incompatible_policy_are_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(&bloom(10.0));
+    write(tmp.path(), &opts, 0..BIG, true);
+    // Judged against a configuration about to be deployed: Balanced Ribbon
+    // filters are stored under another compatibility name.
+    let options_file = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("OPTIONS-"))
+        .max()
+        .unwrap();
+    let text = std::fs::read_to_string(&options_file).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("filter_policy="))
+        .unwrap()
+        .to_string();
+    let planned = tmp.path().join("planned.ini");
+    std::fs::write(
+        &planned,
+        text.replace(&line, "  filter_policy=rust.BalancedRibbon:10:1"),
+    )
+    .unwrap();
+    let how_planned = DoctorOptions {
+        options_file: Some(planned),
+        ..how()
+    };
+    let r = check(tmp.path(), &opts, &how_planned);
+    expect(&r, &[(Code::IncompatiblePolicy, Some(6))]);
+    // No policy at all: RocksDB reads no filter, and the new file has none.
+    let none = options(&BlockBasedOptions::default());
+    write(tmp.path(), &none, BIG..BIG + 3000, false);
+    let r = check(tmp.path(), &none, &how());
+    expect(
+        &r,
+        &[(Code::IncompatiblePolicy, Some(6)), (Code::NoFilter, Some(0))],
+    );
+}
+
+#[test]
+fn filters_of_another_prefix_extractor_are_skipped_by_prefix_seeks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut before = options(&bloom(10.0));
+    before.set_prefix_extractor(SliceTransform::create_fixed_prefix(3));
+    write(tmp.path(), &before, 0..BIG, true);
+    let mut after = options(&bloom(10.0));
+    after.set_prefix_extractor(SliceTransform::create_fixed_prefix(5));
+    write(tmp.path(), &after, BIG..BIG + 3000, false);
+    let r = check(tmp.path(), &after, &how());
+    expect(&r, &[(Code::OtherPrefixExtractor, Some(6))]);
+}
+
+#[test]
+fn prefix_only_filters_are_skipped_by_point_gets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = bloom(10.0);
+    t.set_whole_key_filtering(false);
+    let mut opts = options(&t);
+    opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(7));
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..BIG + 3000, false);
+    let r = check(tmp.path(), &opts, &how());
+    expect(
+        &r,
+        &[
+            (Code::WholeKeyFilteringFalse, Some(0)),
+            (Code::WholeKeyFilteringFalse, Some(6)),
+        ],
+    );
+    assert_eq!(r.column_families[0].total().prefix_only_files, 2);
+}
+
+#[test]
+fn files_without_filter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(&BlockBasedOptions::default());
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..BIG + 3000, false);
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[(Code::NoFilter, Some(0)), (Code::NoFilter, Some(6))]);
+}
+
+#[test]
+fn an_unreadable_file_is_reported_not_guessed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(&bloom(10.0));
+    write(tmp.path(), &opts, 0..BIG, true);
+    write(tmp.path(), &opts, BIG..BIG + 3000, false);
+    let db = DB::open(&opts, tmp.path()).unwrap();
+    let l0 = db
+        .live_files()
+        .unwrap()
+        .into_iter()
+        .find(|f| f.level == 0)
+        .unwrap();
+    drop(db);
+    let path = tmp.path().join(l0.name.trim_start_matches('/'));
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 20] ^= 0xff; // the footer
+    std::fs::write(&path, bytes).unwrap();
+    let r = diagnose(tmp.path(), &how()).unwrap();
+    expect(&r, &[(Code::Unreadable, Some(0))]);
+    let cf = &r.column_families[0];
+    assert_eq!(cf.levels[0].files, 0);
+    assert_eq!(cf.levels[0].unreadable_files, 1);
+}
