@@ -33,7 +33,10 @@ cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon
 cargo test --release -p rocks-ribbon --no-default-features --features libm --lib
 cargo test --release -p rocks-ribbon --features serde
 
-echo "== the pure-Rust crates package for crates.io"
+echo "== the crates package for crates.io"
+# What the dry run does not check: keywords, categories, license files, links.
+python3 scripts/check-crates.py --self-test
+python3 scripts/check-crates.py
 # A target directory of its own, new each run: cargo unpacks the packaged
 # crates of its temporary registry under a name derived from the target
 # directory and reuses what it unpacked before, so a shared one would verify
@@ -47,8 +50,8 @@ echo "== everything else, against native RocksDB"
 cargo build --release -p ribbon-cli --bin ribbon
 cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-reconcile --exclude ribbon-cli
 
-echo "== a project outside the workspace, using rocks-bridge as the README says"
-cargo run --release --manifest-path examples/outside/Cargo.toml
+echo "== a project outside the workspace, using the packaged rocks-bridge as the README says (scripts/outside-packaged.sh)"
+bash scripts/outside-packaged.sh
 
 echo "== Miri over the unsafe code of ribbon (scripts/miri-smoke.sh)"
 bash scripts/miri-smoke.sh
