@@ -55,9 +55,46 @@ fn probes(n: u64, absent: u64) -> Vec<Vec<u8>> {
     p
 }
 
+/// One row of a test's table of checks: a column family of the database,
+/// where the reader finds its files, and the probes (`probes(n, absent)`).
+struct Check<'a> {
+    cf: &'a str,
+    how: OpenOptions,
+    probes: (u64, u64),
+}
+
+impl Check<'_> {
+    /// The default column family, its files found as the OPTIONS file
+    /// says, probed with `probes(n, absent)`.
+    fn default_cf(n: u64, absent: u64) -> Self {
+        Check {
+            cf: "default",
+            how: OpenOptions::default(),
+            probes: (n, absent),
+        }
+    }
+}
+
+/// Runs each check of `checks` against the open `db` (opened in `dir`
+/// with `opts`, whose statistics count the filter checks): the reader's
+/// live keys against RocksDB's iterator, and each probe's path against
+/// RocksDB's counters and `Get`. Returns the reader of the last check.
+fn exact(db: &DB, opts: &Options, dir: &Path, checks: &[Check<'_>]) -> Db {
+    assert!(!checks.is_empty());
+    let mut last = None;
+    for c in checks {
+        let probes = probes(c.probes.0, c.probes.1);
+        let (ours, checks) = check(db, opts, dir, c.cf, &c.how, &probes);
+        assert!(checks > 0, "{}: no filter was asked at all", c.cf);
+        last = Some(ours);
+    }
+    last.unwrap()
+}
+
 /// Checks the reader against RocksDB for column family `cf` of the open
-/// `db` (opened with `opts`, whose statistics count the filter checks).
-fn check(db: &DB, opts: &Options, dir: &Path, cf: &str, how: &OpenOptions, probes: &[Vec<u8>]) -> Db {
+/// `db` (opened with `opts`, whose statistics count the filter checks);
+/// returns the reader and how many whole-key filter checks RocksDB made.
+fn check(db: &DB, opts: &Options, dir: &Path, cf: &str, how: &OpenOptions, probes: &[Vec<u8>]) -> (Db, u64) {
     let handle = db.cf_handle(cf).unwrap();
     let theirs: Vec<Vec<u8>> = db
         .iterator_cf(&handle, IteratorMode::Start)
@@ -94,8 +131,7 @@ fn check(db: &DB, opts: &Options, dir: &Path, cf: &str, how: &OpenOptions, probe
         );
         checks += useful + positive;
     }
-    assert!(checks > 0 || probes.is_empty(), "no filter was asked at all");
-    ours_db
+    (ours_db, checks)
 }
 
 /// Opens with the default column family named, so that `cf_handle` finds it.
@@ -132,14 +168,7 @@ fn levels_l0_and_memtable() {
         db.put(key(i), b"mem").unwrap();
     }
     db.put(key(1), b"back").unwrap();
-    let ours = check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(3200, 400),
-    );
+    let ours = exact(&db, &opts, tmp.path(), &[Check::default_cf(3200, 400)]);
     assert!(ours.levels()[0].len() == 2 && ours.memtable().writes > 0);
 }
 
@@ -158,14 +187,7 @@ fn l0_only_databases_of_1_to_5_files() {
             db.delete(key(f * 400 + 3)).unwrap();
             db.flush().unwrap();
         }
-        let ours = check(
-            &db,
-            &opts,
-            tmp.path(),
-            "default",
-            &OpenOptions::default(),
-            &probes(n * 400 + 200, 300),
-        );
+        let ours = exact(&db, &opts, tmp.path(), &[Check::default_cf(n * 400 + 200, 300)]);
         assert_eq!(ours.levels()[0].len(), n as usize);
     }
 }
@@ -193,14 +215,7 @@ fn range_deletions_flushed_compacted_and_in_the_wal() {
     db.delete_range_cf(&cf, key(600), key(1100)).unwrap();
     db.put(key(1000), b"mem").unwrap();
     db.delete_range_cf(&cf, key(1500), key(1500)).unwrap();
-    let ours = check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(2100, 300),
-    );
+    let ours = exact(&db, &opts, tmp.path(), &[Check::default_cf(2100, 300)]);
     assert!(!ours.memtable().tombstones.is_empty());
 }
 
@@ -226,14 +241,7 @@ fn merge_operands_continue_the_search() {
         db.merge(key(i), b"+mem").unwrap();
     }
     db.merge(key(1600), b"+mem-only").unwrap();
-    check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(2100, 300),
-    );
+    exact(&db, &opts, tmp.path(), &[Check::default_cf(2100, 300)]);
 }
 
 #[test]
@@ -253,14 +261,7 @@ fn a_separate_wal_dir() {
     for i in 1000..1100 {
         db.put(key(i), b"wal").unwrap();
     }
-    let ours = check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(1200, 200),
-    );
+    let ours = exact(&db, &opts, tmp.path(), &[Check::default_cf(1200, 200)]);
     assert_eq!(ours.recovery().wal_dir, wal.path());
     assert!(ours.memtable().writes >= 434);
 }
@@ -287,14 +288,7 @@ fn blob_files_with_and_without_garbage() {
         db.delete(key(i)).unwrap();
     }
     db.flush().unwrap();
-    check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(1100, 200),
-    );
+    exact(&db, &opts, tmp.path(), &[Check::default_cf(1100, 200)]);
 }
 
 #[test]
@@ -322,14 +316,7 @@ fn universal_and_fifo_compaction() {
             db.flush().unwrap();
         }
         db.put(key(5000), b"mem").unwrap();
-        check(
-            &db,
-            &opts,
-            tmp.path(),
-            "default",
-            &OpenOptions::default(),
-            &probes(1600, 300),
-        );
+        exact(&db, &opts, tmp.path(), &[Check::default_cf(1600, 300)]);
     }
 }
 
@@ -354,14 +341,7 @@ fn ingested_files_take_their_global_sequence_number() {
     w.finish().unwrap();
     db.ingest_external_file(vec![&sst]).unwrap();
     db.delete(key(1000)).unwrap();
-    check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(1300, 200),
-    );
+    exact(&db, &opts, tmp.path(), &[Check::default_cf(1300, 200)]);
 }
 
 #[test]
@@ -379,14 +359,7 @@ fn recycled_and_stale_wals() {
     for i in (0..800).step_by(5) {
         db.delete(key(i)).unwrap();
     }
-    check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(1200, 200),
-    );
+    exact(&db, &opts, tmp.path(), &[Check::default_cf(1200, 200)]);
 }
 
 #[test]
@@ -411,21 +384,17 @@ fn several_column_families_and_a_range_deletion_in_another() {
     batch.put(key(2000), b"d");
     batch.delete(key(3));
     db.write(batch).unwrap();
-    check(
+    exact(
         &db,
         &opts,
         tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(1300, 200),
-    );
-    check(
-        &db,
-        &opts,
-        tmp.path(),
-        "b",
-        &OpenOptions::default(),
-        &probes(1300, 200),
+        &[
+            Check::default_cf(1300, 200),
+            Check {
+                cf: "b",
+                ..Check::default_cf(1300, 200)
+            },
+        ],
     );
 }
 
@@ -459,7 +428,15 @@ fn db_paths_are_given() {
         wal_dir: None,
         db_paths: vec![p0.clone(), p1.clone()],
     };
-    let ours = check(&db, &opts, &dir, "default", &how, &probes(1200, 200));
+    let ours = exact(
+        &db,
+        &opts,
+        &dir,
+        &[Check {
+            how,
+            ..Check::default_cf(1200, 200)
+        }],
+    );
     // RocksDB placed the files in db_paths[0], which is not the DB directory.
     assert!(ours.files().all(|f| f.path.starts_with(&p0)));
     // Without the paths: one line naming the missing path, never fewer keys.
@@ -492,14 +469,7 @@ fn ttl_databases() {
     }
     db.flush().unwrap();
     db.put(key(2), b"mem").unwrap();
-    check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(1100, 200),
-    );
+    exact(&db, &opts, tmp.path(), &[Check::default_cf(1100, 200)]);
 }
 
 /// A MANIFEST of one edit: comparator `comparator`, file 9 on level 1 of
@@ -619,14 +589,7 @@ fn a_file_deleted_by_a_compaction_under_the_reader_is_named_in_one_line() {
     let e = ours.for_each_live_key(|_| {}).unwrap_err().to_string();
     assert!(e.contains("deleted by a compaction") && !e.contains('\n'), "{e}");
     // Read again: the new version is read, exactly.
-    check(
-        &db,
-        &opts,
-        tmp.path(),
-        "default",
-        &OpenOptions::default(),
-        &probes(500, 100),
-    );
+    exact(&db, &opts, tmp.path(), &[Check::default_cf(500, 100)]);
 }
 
 #[path = "util/cli.rs"]
@@ -667,5 +630,90 @@ fn sst_info_on_a_database_directory_shows_levels_column_families_and_leftovers()
     assert!(
         out.contains("1 files (LEVEL unref) are not referenced by the MANIFEST"),
         "{out}"
+    );
+}
+
+#[test]
+fn prefix_filters_count_as_rocksdb_counts_them() {
+    // Whole-key filtering off, a fixed 7-byte prefix extractor: `Get` asks
+    // each file's filter for the key's prefix (keys shorter than 7 bytes
+    // are outside its domain: no filter is asked), and RocksDB counts
+    // `bloom.filter.prefix.checked` / `prefix.useful`, not the whole-key
+    // counters.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options();
+    let mut table = BlockBasedOptions::default();
+    table.set_bloom_filter(10.0, false);
+    table.set_whole_key_filtering(false);
+    opts.set_block_based_table_factory(&table);
+    opts.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(7));
+    let db = open(&opts, tmp.path());
+    for i in 0..2000 {
+        db.put(key(i), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range::<&[u8], &[u8]>(None, None);
+    for i in (1000..3000).step_by(3) {
+        db.put(key(i), b"newer").unwrap();
+    }
+    db.delete(key(1003)).unwrap();
+    db.flush().unwrap();
+    // Keys present, keys of present prefixes, of absent prefixes, and
+    // outside the domain (shorter than the prefix).
+    let mut probes = probes(3000, 200);
+    // "key001~..." sorts between key001999 and key002000: inside both
+    // files' key ranges, of a prefix no key has.
+    probes.extend((0..300).map(|i| format!("key{:03}~{i}", i % 30).into_bytes()));
+    probes.extend((0..20).map(|i| format!("k{i}").into_bytes()));
+    let (ours, whole_key_checks) = check(
+        &db,
+        &opts,
+        tmp.path(),
+        "default",
+        &OpenOptions::default(),
+        &probes,
+    );
+    assert_eq!(
+        whole_key_checks, 0,
+        "whole-key filter checks with whole_key_filtering off"
+    );
+    let handle = db.cf_handle("default").unwrap();
+    let files: Vec<_> = ours.files().collect();
+    let ssts: Vec<_> = files.iter().map(|f| ours.open_file(f).unwrap()).collect();
+    assert!(ssts
+        .iter()
+        .all(|s| !s.whole_key_filtering() && s.prefix_extractor().is_some()));
+    let paths = ours.get_paths(&probes, &mut FileCache::new()).unwrap();
+    let (mut all_checked, mut all_useful) = (0, 0);
+    for (p, path) in probes.iter().zip(&paths) {
+        let checked = opts.get_ticker_count(Ticker::BloomFilterPrefixChecked);
+        let useful = opts.get_ticker_count(Ticker::BloomFilterPrefixUseful);
+        db.get_cf(&handle, p).unwrap();
+        let checked = opts.get_ticker_count(Ticker::BloomFilterPrefixChecked) - checked;
+        let useful = opts.get_ticker_count(Ticker::BloomFilterPrefixUseful) - useful;
+        // Each file asked whose prefix extractor takes the key.
+        let asked: Vec<_> = path
+            .steps
+            .iter()
+            .filter(|s| {
+                ssts[s.file]
+                    .prefix_extractor()
+                    .and_then(|e| e.transform(p))
+                    .is_some()
+            })
+            .collect();
+        let ours_useful = asked.iter().filter(|s| !s.may_match).count() as u64;
+        assert_eq!(
+            (checked, useful),
+            (asked.len() as u64, ours_useful),
+            "key {:?}: RocksDB's prefix checks (checked, useful) differ from the path {path:?}",
+            String::from_utf8_lossy(p)
+        );
+        all_checked += checked;
+        all_useful += useful;
+    }
+    assert!(
+        all_useful > 0 && all_checked > all_useful,
+        "{all_checked} {all_useful}"
     );
 }
