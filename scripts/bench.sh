@@ -24,3 +24,5 @@ export RIBBON_BENCH_MAX_N="${RIBBON_BENCH_MAX_N:-10000000}"
 cargo build --release -q -p ribbon-cli
 cargo bench --bench filters -- "$@"
 cargo run --release -q --bin bench-report
+# The README's results table is generated from the report.
+python3 scripts/readme-results.py

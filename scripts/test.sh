@@ -10,6 +10,12 @@ cargo fmt --all -- --check
 cargo fmt --manifest-path examples/outside/Cargo.toml -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 
+echo "== the front door: every path the README and GUIDE name exists, the results table is the bench report's"
+python3 scripts/check-docs.py --self-test
+python3 scripts/check-docs.py
+python3 scripts/readme-results.py --self-test
+python3 scripts/readme-results.py --check
+
 echo "== module layering: no import cycles, ribbon's rooms one way (scripts/check-modules.py)"
 python3 scripts/check-modules.py --self-test
 python3 scripts/check-modules.py

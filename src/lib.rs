@@ -14,3 +14,9 @@ pub mod packed;
 // crate that links it so the linker sees `librocksdb.a` even in binaries that
 // use no `rocksdb` API from Rust.
 extern crate librocksdb_sys;
+
+/// The README's Rust example is compiled as a doctest (`cargo test --doc`),
+/// so the front door cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctest;
