@@ -718,3 +718,116 @@ impl OpenFile {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A data block of `entries` (internal keys, in order), a restart
+    /// point every `interval` entries, values of one byte.
+    fn block(entries: &[Vec<u8>], interval: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        let mut restarts = Vec::new();
+        let mut prev: &[u8] = &[];
+        for (i, k) in entries.iter().enumerate() {
+            let shared = if i % interval == 0 {
+                restarts.push(b.len() as u32);
+                0
+            } else {
+                prev.iter().zip(k).take_while(|(a, b)| a == b).count()
+            };
+            b.extend([shared as u8, (k.len() - shared) as u8, 1]);
+            b.extend_from_slice(&k[shared..]);
+            b.push(b'v');
+            prev = k;
+        }
+        for r in &restarts {
+            b.extend(r.to_le_bytes());
+        }
+        b.extend((restarts.len() as u32).to_le_bytes());
+        b
+    }
+
+    fn ikey(user: &str, seq: u64, kind: u8) -> Vec<u8> {
+        [user.as_bytes(), &(seq << 8 | u64::from(kind)).to_le_bytes()].concat()
+    }
+
+    #[test]
+    fn seeking_by_restart_point_finds_what_a_scan_finds() {
+        // Runs of one key (merge operands over a value or a deletion)
+        // across restart points, and keys sharing prefixes.
+        let mut entries = Vec::new();
+        for (i, user) in ["a", "ab", "abc", "abd", "b", "ba", "c", "cc", "d"]
+            .iter()
+            .enumerate()
+        {
+            let i = i as u64;
+            let run = (i % 4) as usize;
+            for m in 0..run {
+                entries.push(ikey(user, 100 - m as u64, 2));
+            }
+            entries.push(ikey(user, 50, if i % 3 == 0 { 0 } else { 1 }));
+            entries.push(ikey(user, 10, 1));
+        }
+        let c = Comparator::from_name(None);
+        for interval in [1, 2, 3, 16] {
+            let contents = block(&entries, interval);
+            let h = BlockHandle::new(0, contents.len() as u64);
+            let layout = Layout::of(&contents, &BlockKind::Data, 0).unwrap();
+            for probe in [
+                "", "a", "aa", "ab", "abc", "abcd", "abd", "b", "ba", "bb", "c", "cc", "d", "e",
+            ] {
+                // The naive answer: the entries of the key, newest first, up
+                // to the first that is not a merge operand.
+                let mut want = Vec::new();
+                let mut done = false;
+                for e in &entries {
+                    let (user, footer) = key::split_internal(e);
+                    if user != probe.as_bytes() || done {
+                        continue;
+                    }
+                    let kind = entry_kind((footer & 0xff) as u8).unwrap();
+                    want.push((footer >> 8, kind));
+                    done = kind != EntryKind::Merge;
+                }
+                let want_seek = if done || probe > "d" {
+                    Seek::NextBlock
+                } else {
+                    Seek::Done
+                };
+                let p = Probe {
+                    user_key: probe.as_bytes(),
+                    c,
+                    global_seqno: None,
+                    name: "test",
+                };
+                let mut got = Vec::new();
+                let seek = seek_block(&contents, layout, h, p, &mut got).unwrap();
+                assert_eq!(got, want, "interval {interval}, key {probe:?}");
+                if !done {
+                    assert_eq!(seek, want_seek, "interval {interval}, key {probe:?}");
+                } else {
+                    assert_eq!(seek, Seek::Done, "interval {interval}, key {probe:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_restart_point_out_of_bounds_is_an_error() {
+        let entries = vec![ikey("a", 1, 1), ikey("b", 1, 1)];
+        let mut contents = block(&entries, 1);
+        // The second restart point, past the entries.
+        let at = contents.len() - 8;
+        contents[at..at + 4].copy_from_slice(&1000u32.to_le_bytes());
+        let layout = Layout::of(&contents, &BlockKind::Data, 0).unwrap();
+        let p = Probe {
+            user_key: b"b",
+            c: Comparator::from_name(None),
+            global_seqno: None,
+            name: "test",
+        };
+        let e = seek_block(&contents, layout, BlockHandle::new(0, 1), p, &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("restart point"), "{e}");
+    }
+}
