@@ -21,10 +21,10 @@ python3 scripts/check-modules.py --self-test
 python3 scripts/check-modules.py
 
 echo "== the pure-Rust crates compile no C/C++"
-cpp_deps=$(cargo tree -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli -e normal,build --prefix none \
+cpp_deps=$(cargo tree -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli -p ribbon-capi -p rocks-ribbon-python -e normal,build --prefix none \
   | grep -E '^(cc|cxx|cxx-build|librocksdb-sys|bindgen|zstd-sys|lz4-sys|libz-sys|snappy-sys) ' || true)
 if [ -n "$cpp_deps" ]; then
-  echo "rocks-ribbon, ribbon-sst, ribbon-reconcile or ribbon-cli depends on a C/C++ build: $cpp_deps" >&2
+  echo "a pure-Rust crate (rocks-ribbon, ribbon-sst, ribbon-reconcile, ribbon-cli, ribbon-capi, rocks-ribbon-python) depends on a C/C++ build: $cpp_deps" >&2
   exit 1
 fi
 # Where the CPU has AVX2, the tests that compare the AVX2 query kernel with
@@ -34,7 +34,7 @@ if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then export RIBBON_REQUIRE_AVX2=1; f
 if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq chromium
 fi
-cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli
+cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon-cli -p ribbon-capi
 # ribbon as a #![no_std] crate (alloc only; its unit tests, as doctests need std), and its serde feature.
 cargo test --release -p rocks-ribbon --no-default-features --features libm --lib
 cargo test --release -p rocks-ribbon --features serde
@@ -54,7 +54,16 @@ rm -rf "$package_dir"
 echo "== everything else, against native RocksDB"
 # tests/reconcile_db.rs runs the ribbon binary of this target directory.
 cargo build --release -p ribbon-cli --bin ribbon
-cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-reconcile --exclude ribbon-cli
+cargo test --release --workspace --exclude rocks-ribbon --exclude ribbon-sst --exclude ribbon-reconcile --exclude ribbon-cli --exclude ribbon-capi
+
+echo "== the C library from C and Go (scripts/test-capi.sh)"
+bash scripts/test-capi.sh
+
+echo "== the Python package on rocksdict's databases (scripts/test-python.sh)"
+bash scripts/test-python.sh
+
+echo "== the sharded filter built by Spark (scripts/test-spark.sh)"
+bash scripts/test-spark.sh
 
 echo "== a project outside the workspace, using the packaged rocks-bridge as the README says (scripts/outside-packaged.sh)"
 bash scripts/outside-packaged.sh
