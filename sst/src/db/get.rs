@@ -766,7 +766,7 @@ mod tests {
             for m in 0..run {
                 entries.push(ikey(user, 100 - m as u64, 2));
             }
-            entries.push(ikey(user, 50, if i % 3 == 0 { 0 } else { 1 }));
+            entries.push(ikey(user, 50, if i.is_multiple_of(3) { 0 } else { 1 }));
             entries.push(ikey(user, 10, 1));
         }
         let c = Comparator::from_name(None);
