@@ -3,11 +3,12 @@
 # same bytes as `ribbon big build`, no false negatives, FP rate within 3
 # sigma (python/tests/test_spark.py). Runs from the repository root on a
 # fresh Debian machine as root: installs a JRE and python3-venv with apt-get,
-# PySpark, pandas, pyarrow and pytest with pip into a virtual environment
-# kept beside the target directory, builds the ribbon binary and the
-# package (pip install ./python), then runs the test.
+# PySpark, pandas, pyarrow, maturin and pytest with pip into a virtual
+# environment, builds the ribbon binary and the package (pip install
+# ./python), then runs the test.
 #
-# ROCKS_RIBBON_VENV: the virtual environment (default $CARGO_TARGET_DIR/venv-spark).
+# ROCKS_RIBBON_PY_VENV: the virtual environment (default, as test-python.sh's:
+#   ${TMPDIR:-/tmp}/rocks-ribbon-venv-python).
 # Measured here (2 shared cores, load average 15): pip install of pyspark,
 # pandas, pyarrow, numpy (first download) 3 min 21 s; the test itself 2 min
 # 28 s; the cargo builds of ribbon and the package come on top on a fresh
@@ -28,15 +29,22 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-venv="${ROCKS_RIBBON_VENV:-$CARGO_TARGET_DIR/venv-spark}"
+# The virtual environment of scripts/test-python.sh (which runs first in
+# scripts/test.sh and builds the package into the same target directory, so
+# the install below rebuilds nothing); created here when run alone.
+venv="${ROCKS_RIBBON_PY_VENV:-${TMPDIR:-/tmp}/rocks-ribbon-venv-python}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check pyspark "pandas<3" pyarrow numpy pytest
+pip=("$venv/bin/pip" install -q --disable-pip-version-check)
+"${pip[@]}" "maturin>=1.7,<2" numpy pytest pyspark "pandas<3" pyarrow
 
 if [ ! -f python/pyproject.toml ]; then
   echo "test-spark: python/pyproject.toml is missing (the rocks_ribbon package, issue 34)" >&2
   exit 1
 fi
 cargo build --release -q -p ribbon-cli --bin ribbon
-"$venv/bin/pip" install -q --disable-pip-version-check ./python
+# --no-build-isolation: the maturin installed above builds it (no download).
+"${pip[@]}" --no-build-isolation --force-reinstall --no-deps ./python
 
-RIBBON_BIN="$CARGO_TARGET_DIR/release/ribbon" "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests/test_spark.py
+# --noconftest: python/tests/conftest.py needs rocksdict (the package's own suite).
+ROCKS_RIBBON_SPARK_TEST=1 RIBBON_BIN="$CARGO_TARGET_DIR/release/ribbon" \
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider --noconftest python/tests/test_spark.py

@@ -6,7 +6,10 @@ positive rate within 3 sigma of the configuration's. ``ribbon`` is the
 binary named by ``$RIBBON_BIN`` (``scripts/test-spark.sh`` builds it), or
 ``ribbon`` on ``$PATH``.
 
-Run: ``RIBBON_BIN=target/release/ribbon python -m pytest python/tests/test_spark.py``.
+Run: ``ROCKS_RIBBON_SPARK_TEST=1 RIBBON_BIN=target/release/ribbon python -m pytest
+--noconftest python/tests/test_spark.py`` (``scripts/test-spark.sh``; without
+``ROCKS_RIBBON_SPARK_TEST=1`` the module is skipped, so that the package's own
+suite, ``scripts/test-python.sh``, does not run minutes of Spark).
 """
 
 import hashlib
@@ -18,7 +21,11 @@ import sys
 
 import pytest
 
-pyspark = pytest.importorskip("pyspark")
+if os.environ.get("ROCKS_RIBBON_SPARK_TEST") != "1":
+    # Minutes of Spark: scripts/test-spark.sh runs it, not every pytest of python/tests.
+    pytest.skip("the Spark test: set ROCKS_RIBBON_SPARK_TEST=1 (scripts/test-spark.sh)", allow_module_level=True)
+
+import pyspark  # noqa: E402,F401  (required when asked for: never a silent skip)
 
 from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
