@@ -66,3 +66,18 @@ __all__ = [
     "build_filter",
     "recommended_cells",
 ]
+
+
+def _export_the_rest():
+    """Also offers the extension's other public names (issue 35's sharded
+    containers, registered by ``sharded.rs``) as ``rocks_ribbon.NAME``."""
+    from . import _rocks_ribbon as ext
+
+    for name in dir(ext):
+        if not name.startswith("_") and name not in globals():
+            globals()[name] = getattr(ext, name)
+
+
+_export_the_rest()
+del _export_the_rest
+
