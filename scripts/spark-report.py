@@ -307,7 +307,10 @@ def write(args, rows, before, started):
     w(f"Spark {spark_version} (PySpark from PyPI), Debian's OpenJDK, `{args.master}`, driver memory")
     w(f"{args.driver_memory}; each build in a fresh session. Keys: the 40-character hex SHA-1s of the")
     w("counters 0..N (a Spark `string` column, computed in the same job). FP rate: on the")
-    w(f"{m:,} non-members N..N+{m:,}; false negatives on the first {args.member_sample:,} members.\n")
+    w(f"{m:,} non-members N..N+{m:,}; false negatives on the first {args.member_sample:,} members.")
+    w("Peak memory: the largest resident size, sampled every 100 ms during the build, of the session's")
+    w("JVM (in `local[*]` the executor runs inside the driver JVM, whose heap grows up to the driver")
+    w("memory) plus its Python workers (each with pandas and pyarrow loaded for the Arrow UDFs).\n")
     w("| keys | filter | bits/key | FP rate (non-members) | false negatives | build wall time | peak memory (JVM + Python workers) | notes | run at (load after) |")
     w("|---:|---|---:|---:|---:|---:|---:|---|---|")
     latest = {(r["n"], r["name"]): r for r in rows}  # a rerun replaces a row
@@ -352,7 +355,7 @@ def write(args, rows, before, started):
     w(TAIL)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
-        f.write("\n".join(out))
+        f.write("\n".join(out).rstrip("\n") + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
 
 
@@ -392,8 +395,9 @@ In this Spark (4.x), `DataFrame.stat.bloomFilter(col, expectedNumItems, fpp)` ru
 `BloomFilterAggregate` of runtime join filters, which clamps the filter to
 `spark.sql.optimizer.runtime.bloomFilter.maxNumItems` (default 4,000,000) and
 `spark.sql.optimizer.runtime.bloomFilter.maxNumBits` (default 67,108,864 = 2^26 bits, 8 MiB),
-without a warning: at 10^7 keys the "default settings" rows get 6.71 bits/key and an FP rate
-near 11 % instead of 1/128, and at 10^8 keys it would be 0.67 bits/key (2^26 / 10^8). The "maxNumItems/maxNumBits
+without a warning: in the "default settings" rows (measured above) 10^7 keys get 6.71 bits/key
+and an FP rate of 11 % instead of 1/128, and 10^8 keys get 0.67 bits/key and an FP rate of
+100 % (every bit set: the filter answers "may contain" for everything). The "maxNumItems/maxNumBits
 raised" rows lift both settings (to 2^34) so the filter gets the size `fpp` asks for; those are
 the rows to compare bits/key and time against.
 
