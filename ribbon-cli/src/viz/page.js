@@ -470,16 +470,25 @@
     $('order').textContent = bySlot ? 'rows: by slot' : 'rows: by start';
   }
 
-  // Keeps the pivot row (or the current one) on screen.
+  // Keeps the pivot row (or the current one) on screen. Row positions are
+  // computed from the board's place (measured once per layout), so that a
+  // step never forces a layout of the whole board.
+  let boardTop = 0;
+  let bitsTop = 0;
+  function measure() {
+    boardTop = $('matrix').getBoundingClientRect().top + window.scrollY;
+    bitsTop = $('bits-wrap').getBoundingClientRect().top + window.scrollY;
+  }
   function reveal() {
     const k = st.prow >= 0 ? st.prow : st.cur;
     if (k < 0) return;
     const p = drawOrder().indexOf(k);
-    const r = rowEls[p] && rowEls[p][0].getBoundingClientRect();
-    const bits = $('bits-wrap').getBoundingClientRect();
-    if (r && (r.top < 0 || r.bottom > Math.min(window.innerHeight, bits.top))) {
-      rowEls[p][0].scrollIntoView({ block: 'nearest' });
-    }
+    if (p < 0) return;
+    const top = boardTop + p * (size + 1) - window.scrollY;
+    const bottom = top + size;
+    const limit = Math.min(window.innerHeight, bitsTop - window.scrollY);
+    if (top < 0) window.scrollTo(window.scrollX, boardTop + p * (size + 1) - 4);
+    else if (bottom > limit) window.scrollTo(window.scrollX, boardTop + p * (size + 1) + size - window.innerHeight + 4);
   }
 
   // ---- Controls.
@@ -1056,7 +1065,8 @@
   }
   layout();
   render();
-  window.addEventListener('resize', () => { layout(); render(); });
+  measure();
+  window.addEventListener('resize', () => { layout(); render(); measure(); });
   if (DRIVE) {
     drive(DRIVE).catch((e) => {
       $('test-report').textContent = ascii({ errors: ERRORS.concat([String(e && e.stack ? e.stack : e)]) });
