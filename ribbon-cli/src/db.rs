@@ -26,8 +26,10 @@ else the files whose key range holds the key: L0 newest first, then one file per
 a value or deletion in the memtable or in a file, or a range deletion over the key (merge operands go on). \
 --json prints one JSON object per line (JSON Lines) per key: {\"key\", \"memtable\", \"found\", \"files\": \
 [{\"level\", \"file\", \"may_match\", \"answer\" (filtered, absent, value, deleted or merge), \
-\"range_deleted\"}]}, listing every file asked, those whose filters said no included; output is written as it \
-is computed (memory independent of the number of keys beyond the keys file itself).";
+\"range_deleted\"}]}, listing every file asked, those whose filters said no included. (The text output lists the same files, but \
+does not read the data of a file after which no file can be asked, so it is faster.) The keys file is read in chunks of \
+65,536 keys and output is written as it is computed: memory does not grow with the number of keys. A malformed \
+key line (--hex) ends the run with an error naming the line, after the keys before it were answered.";
 
 /// Where the database's files are, when not all in its directory.
 #[derive(Debug, Clone, Args)]

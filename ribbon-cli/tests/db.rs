@@ -100,3 +100,83 @@ fn sst_query_json_is_one_object_per_key() {
         assert_eq!(v["may_match"], want);
     }
 }
+
+/// `ribbon db query` on the rocksdict L0-only fixture.
+fn db_query(keys: &Path, extra: &[&str]) -> std::process::Output {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sst/tests/fixtures-db/l0_only/db");
+    let mut args = vec![
+        "db",
+        "query",
+        dir.to_str().unwrap(),
+        "--keys",
+        keys.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args(&args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn db_query_streams_its_keys_in_chunks_with_the_same_answers() {
+    // More keys than one chunk (65,536), CRLF lines, no final newline: the
+    // same lines as each key asked alone, in order, and JSON Lines whose
+    // files with may_match are the text's.
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    let n = 70_000;
+    let mut text: String = (0..n).map(|i| format!("key{:06}\r\n", i % 1200)).collect();
+    text.truncate(text.len() - 2);
+    std::fs::write(&keys, &text).unwrap();
+    let out = db_query(&keys, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), n);
+    for i in [0, 1, 7, 1199, 65_535, 65_536, n - 1] {
+        let one = tmp.path().join("one");
+        std::fs::write(&one, format!("key{:06}\n", i % 1200)).unwrap();
+        let alone = String::from_utf8(db_query(&one, &[]).stdout).unwrap();
+        assert_eq!(alone.trim_end(), lines[i], "key {i}");
+    }
+    let json = db_query(&keys, &["--json"]);
+    assert!(json.status.success());
+    let json = String::from_utf8(json.stdout).unwrap();
+    let mut count = 0;
+    for (line, text) in json.lines().zip(&lines) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let files: Vec<String> = v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["may_match"] == true)
+            .map(|f| format!("L{}:{}", f["level"], f["file"].as_str().unwrap()))
+            .collect();
+        let shown = if files.is_empty() {
+            "-".to_string()
+        } else {
+            files.join(" ")
+        };
+        assert_eq!(text.split('\t').nth(2), Some(shown.as_str()), "{line}");
+        count += 1;
+    }
+    assert_eq!(count, n);
+}
+
+#[test]
+fn db_query_names_the_line_of_bad_hex() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    let mut text: String = (0..70_000).map(|i| format!("{:08x}\n", i)).collect();
+    text.push_str("abc\n");
+    std::fs::write(&keys, &text).unwrap();
+    let out = db_query(&keys, &["--hex"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains(":70001: invalid hex"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
