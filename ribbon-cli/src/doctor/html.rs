@@ -200,6 +200,9 @@ td:last-child,th:last-child{text-align:left}
         );
         s.push_str(&chart(cf));
         s.push_str(r#"<div class="findings"><h3>findings</h3>"#);
+        for n in &cf.notes {
+            let _ = write!(s, r#"<p class="note">note: {}</p>"#, esc(n));
+        }
         if cf.findings.is_empty() {
             s.push_str("<p>none</p>");
         } else {

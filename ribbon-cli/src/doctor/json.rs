@@ -115,6 +115,7 @@ fn cf(c: &CfReport) -> Value {
         "levels": c.levels.iter().map(level).collect::<Vec<_>>(),
         "total": level(&c.total()),
         "findings": c.findings.iter().map(finding).collect::<Vec<_>>(),
+        "notes": c.notes,
         "suggested_bloom_before_level": c.suggested_bloom_before_level,
         "files": c.files.iter().map(file).collect::<Vec<_>>(),
     })

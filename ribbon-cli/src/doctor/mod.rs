@@ -196,6 +196,9 @@ pub fn text(r: &Report) -> String {
                 },
             );
         }
+        for n in &cf.notes {
+            let _ = writeln!(s, "  note: {n}");
+        }
         if cf.findings.is_empty() {
             let _ = writeln!(s, "  findings: none");
         } else {
