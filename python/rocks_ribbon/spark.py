@@ -361,19 +361,33 @@ def may_contain(col, filter_path: str):
 
     local = _local_path(filter_path)
     shipped = None
+    head = None
     spark = SparkSession.getActiveSession()
-    if spark is not None and os.path.isfile(local) and spark.sparkContext.master.split("[")[0] != "local":
-        spark.sparkContext.addFile(local)
-        shipped = os.path.basename(local)
-    else:
+    if os.path.isfile(local):
         ShardedFilter(local)  # fails now, on the driver, for a bad file
+        # The container's header (key count, length, index checksum): a
+        # worker refuses a copy with another one (a file rebuilt at the
+        # same path after Spark shipped it), never answering from it.
+        with open(local, "rb") as f:
+            head = f.read(64)
+        if spark is not None and spark.sparkContext.master.split("[")[0] != "local":
+            spark.sparkContext.addFile(local)
+            shipped = os.path.basename(local)
 
     @pandas_udf("boolean")
     def _may_contain(keys: pd.Series) -> pd.Series:
         import numpy as np
         import pyarrow as pa
 
-        f = open_filter(_resolve(filter_path, shipped))
+        path = _resolve(filter_path, shipped)
+        f = open_filter(path)
+        if head is not None:
+            with open(path, "rb") as h:
+                if h.read(64) != head:
+                    raise ValueError(
+                        f"{path}: not the filter {filter_path} was when may_contain was called "
+                        "(rebuilt since?): call may_contain again, with a new path on a cluster"
+                    )
         array = pa.array(keys, from_pandas=True)
         if pa.types.is_null(array.type):
             return pd.Series([None] * len(keys), dtype="boolean")

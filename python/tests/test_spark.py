@@ -158,6 +158,13 @@ def test_default_shard_bits_nulls_and_other_settings(spark, tmp_path):
     )
     got = df.select(rs.may_contain("k", str(out)).alias("m")).collect()
     assert [r.m for r in got] == [True, None, True, True, True]
+    # A filter rebuilt at the path after the Column was made is refused, not used.
+    column = rs.may_contain("k", str(out))
+    other = tmp_path / "other.rbs"
+    rs.build_filter(df, "k", str(other), bits=7)
+    os.replace(other, out)
+    with pytest.raises(Exception, match="rebuilt since"):
+        df.select(column).collect()
 
 
 def test_choose_shard_bits():
