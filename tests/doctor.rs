@@ -328,3 +328,30 @@ fn an_unreadable_file_is_reported_not_guessed() {
     assert_eq!(cf.levels[0].files, 0);
     assert_eq!(cf.levels[0].unreadable_files, 1);
 }
+
+/// Writes one table of about 10 MB (250,000 keys, incompressible 32-byte
+/// values, bloomfilter:10, compacted to L6) into the database directory
+/// `$DOCTOR_BASE_OUT`: the base table of `scripts/doctor-synthetic.py
+/// --base` for a 100 GB-class database of 10^4 files (docs/doctor.md).
+#[test]
+#[ignore = "writes a 10 MB table for the synthetic-database timing; run by hand"]
+fn synthetic_base_table() {
+    let Ok(out) = std::env::var("DOCTOR_BASE_OUT") else {
+        panic!("set DOCTOR_BASE_OUT to the directory to write");
+    };
+    let opts = options(&bloom(10.0));
+    let db = DB::open(&opts, &out).unwrap();
+    let mut x = 0x1234_5678_9abc_def0u64;
+    for i in 0..250_000u64 {
+        let mut v = Vec::with_capacity(32);
+        for _ in 0..4 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        db.put(key(i), v).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None::<&[u8]>, None::<&[u8]>);
+}
