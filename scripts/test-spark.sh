@@ -34,6 +34,8 @@ fi
 # the install below rebuilds nothing); created here when run alone.
 venv="${ROCKS_RIBBON_PY_VENV:-${TMPDIR:-/tmp}/rocks-ribbon-venv-python}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+# maturin's build hook runs the maturin executable of this environment.
+export PATH="$venv/bin:$PATH"
 pip=("$venv/bin/pip" install -q --disable-pip-version-check)
 "${pip[@]}" "maturin>=1.7,<2" numpy pytest pyspark "pandas<3" pyarrow
 
