@@ -1,7 +1,7 @@
 //! Database directories: which files RocksDB's `Get` asks for each key,
 //! and what each answers (the `ribbon db query --json` report).
 
-use crate::guard::{self, guard, Failure, Keys};
+use crate::guard::{self, Failure, Keys};
 use crate::guard::{RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
 use ribbon_sst::db::get::FileCache;
 use ribbon_sst::db::{Db, DbError, EntryKind, FileAnswer};
@@ -42,27 +42,21 @@ pub unsafe extern "C" fn ribbon_db_open(
     column_family: *const c_char,
     out: *mut *mut RibbonDb,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let path = unsafe { guard::path(path, "the path")? };
+    let open = |path: &std::path::Path| {
         let cf = if column_family.is_null() {
             "default"
         } else {
             // SAFETY: not NULL; the caller vouches for the string.
             unsafe { guard::utf8(column_family, "the column family")? }
         };
-        let db = Db::open_column_family(path, cf)
-            .map_err(|e| db_failure(&e))
-            .map_err(|f| Failure::new(f.code, format!("{}: {}", path.display(), f.message)))?;
-        let handle = RibbonDb {
+        let db = Db::open_column_family(path, cf).map_err(|e| db_failure(&e).at(path.display()))?;
+        Ok(RibbonDb {
             db,
             cache: Mutex::new(FileCache::new()),
-        };
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(handle), "the output handle") }
-    })
+        })
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { guard::open_path(path, out, open) }
 }
 
 /// Closes a database handle and the files it keeps open. NULL is a no-op.
@@ -129,11 +123,7 @@ pub unsafe extern "C" fn ribbon_db_get_paths_json(
     n: usize,
     out: *mut *mut c_char,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output string")? };
-        // SAFETY: as the caller vouches.
-        let db = unsafe { guard::handle(db, "the database handle")? };
+    let json = |db: &RibbonDb| {
         // SAFETY: as the caller vouches.
         let keys = unsafe { Keys::new(keys, key_lens, n)? }.to_vec()?;
         let paths = {
@@ -161,11 +151,11 @@ pub unsafe extern "C" fn ribbon_db_get_paths_json(
                     .collect(),
             })
             .collect();
-        let json = serde_json::to_string(&doc)
-            .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))?;
-        // SAFETY: as the caller vouches.
-        unsafe { guard::give_string(json, out) }
-    })
+        serde_json::to_string(&doc)
+            .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { guard::string_of(db, "the database handle", out, json) }
 }
 
 /// Calls `f` with each live key of `db` (for the reconciliation sketches).

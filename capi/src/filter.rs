@@ -1,10 +1,13 @@
 //! RocksDB-format filters: the filter block bytes RocksDB writes into an
 //! SST file, built from a policy string and keys, and read back.
 
-use crate::guard::{self, answers, bytes, guard, Failure, Keys};
+use crate::guard::{self, guard, Failure, Keys};
 use crate::guard::{RIBBON_ERR_ARGUMENT, RIBBON_ERR_CORRUPT, RIBBON_ERR_UNSUPPORTED};
 use rocks_ribbon::{BuildContext, FilterBuilder, FilterPolicy, FilterReader};
 use std::ffi::{c_char, c_int};
+
+/// The name of a filter handle in errors.
+const FILTER: &str = "the filter handle";
 
 /// A RocksDB-format filter (opaque), holding a copy of its bytes.
 /// Immutable: queries from many threads at once are safe.
@@ -90,17 +93,14 @@ pub unsafe extern "C" fn ribbon_filter_open(
     len: usize,
     out: *mut *mut RibbonFilter,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let data = unsafe { bytes(data, len, "the filter bytes")? };
-        FilterReader::parse(data)
-            .map_err(|e| Failure::new(RIBBON_ERR_CORRUPT, format!("not a RocksDB filter: {e}")))?;
-        let filter = RibbonFilter { bytes: data.into() };
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(filter), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::open_bytes(data, len, "the filter bytes", out, |data| {
+            FilterReader::parse(data)
+                .map_err(|e| Failure::new(RIBBON_ERR_CORRUPT, format!("not a RocksDB filter: {e}")))?;
+            Ok(RibbonFilter { bytes: data.into() })
+        })
+    }
 }
 
 /// Closes a filter handle. NULL is a no-op.
@@ -127,15 +127,12 @@ pub unsafe extern "C" fn ribbon_filter_may_match(
     key_len: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        // SAFETY: as the caller vouches.
-        let key = unsafe { bytes(key, key_len, "the key")? };
-        let answer = filter.reader().may_match(key);
-        // SAFETY: as the caller vouches.
-        unsafe { guard::put(out, u8::from(answer), "the answer") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_key(filter, FILTER, key, key_len, out, |h, key| {
+            Ok(h.reader().may_match(key))
+        })
+    }
 }
 
 /// [`ribbon_filter_may_match`] for `n` keys, answers into `out[i]`
@@ -151,25 +148,18 @@ pub unsafe extern "C" fn ribbon_filter_may_match_many(
     n: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        // SAFETY: as the caller vouches.
-        let out = unsafe { answers(out, n)? };
-        let reader = filter.reader();
-        if reader.takes_hash64() {
-            let mut hashes = Vec::with_capacity(keys.len());
-            for i in 0..keys.len() {
-                hashes.push(rocks_ribbon::core::hash::get_slice_hash64(keys.get(i)?));
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_keys(filter, FILTER, keys, key_lens, n, out, |h, keys, out| {
+            let reader = h.reader();
+            if reader.takes_hash64() {
+                reader.may_match_many_hashes_into(&keys.hashes()?, out);
+            } else {
+                reader.may_match_many_into(&keys.to_vec()?, out);
             }
-            reader.may_match_many_hashes_into(&hashes, out);
-        } else {
-            reader.may_match_many_into(&keys.to_vec()?, out);
-        }
-        Ok(())
-    })
+            Ok(())
+        })
+    }
 }
 
 /// A one-line description of the filter (its kind and parameters, as
@@ -180,13 +170,6 @@ pub unsafe extern "C" fn ribbon_filter_may_match_many(
 /// `filter` NULL or live; `out` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn ribbon_filter_describe(filter: *const RibbonFilter, out: *mut *mut c_char) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output string")? };
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        let text = filter.reader().describe().to_string();
-        // SAFETY: as the caller vouches.
-        unsafe { guard::give_string(text, out) }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe { guard::string_of(filter, FILTER, out, |h| Ok(h.reader().describe().to_string())) }
 }

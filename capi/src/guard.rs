@@ -353,3 +353,193 @@ pub(crate) unsafe fn give_string(s: String, out: *mut *mut c_char) -> Result<()>
     // SAFETY: as the caller vouches.
     unsafe { put(out, c.into_raw(), "the output string") }
 }
+
+impl Failure {
+    /// The same failure, its message prefixed with `place` (a path).
+    pub(crate) fn at(self, place: impl std::fmt::Display) -> Self {
+        Failure::new(self.code, format!("{place}: {}", self.message))
+    }
+}
+
+impl Keys<'_> {
+    /// Every key's 64-bit hash (RocksDB's `GetSliceHash64`), checked.
+    pub(crate) fn hashes(&self) -> Result<Vec<u64>> {
+        (0..self.len())
+            .map(|i| Ok(rocks_ribbon::core::hash::get_slice_hash64(self.get(i)?)))
+            .collect()
+    }
+}
+
+/// A handle argument that the call may change, borrowed exclusively.
+///
+/// # Safety
+/// `h` is NULL or a live handle of type `T` made by this library, used by
+/// no other thread during the call.
+pub(crate) unsafe fn handle_mut<'a, T>(h: *mut T, what: &str) -> Result<&'a mut T> {
+    if h.is_null() {
+        return Err(Failure::null(what));
+    }
+    // SAFETY: not NULL; the caller vouches for a live handle no one else uses.
+    Ok(unsafe { &mut *h })
+}
+
+/// Writes `value` through `out` unless it is NULL (an out-parameter the
+/// caller may not want).
+///
+/// # Safety
+/// `out` NULL or writable.
+pub(crate) unsafe fn put_opt<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        // SAFETY: not NULL; the caller vouches that it is writable.
+        unsafe { out.write(value) }
+    }
+}
+
+// The shapes of the entry points. Each runs under `guard`, checks its
+// pointers in the order given, and calls its closure only when they hold.
+
+/// An entry point that makes a handle: `*out` is cleared (NULL) first,
+/// then `make` runs, and its value goes to C as an owned handle.
+///
+/// # Safety
+/// `out` is NULL or valid for a write of a pointer.
+pub(crate) unsafe fn make_handle<T>(out: *mut *mut T, make: impl FnOnce() -> Result<T>) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { clear_out(out, "the output handle")? };
+        let value = make()?;
+        // SAFETY: checked by `clear_out` above.
+        unsafe { put(out, give(value), "the output handle") }
+    })
+}
+
+/// [`make_handle`] from `len` bytes at `data` (named `what` in errors).
+///
+/// # Safety
+/// As [`make_handle`]; `data` as in [`bytes`].
+pub(crate) unsafe fn open_bytes<T>(
+    data: *const u8,
+    len: usize,
+    what: &str,
+    out: *mut *mut T,
+    open: impl FnOnce(&[u8]) -> Result<T>,
+) -> c_int {
+    let make = || {
+        // SAFETY: as the caller vouches.
+        open(unsafe { bytes(data, len, what)? })
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { make_handle(out, make) }
+}
+
+/// [`make_handle`] from the NUL-terminated path `path`.
+///
+/// # Safety
+/// As [`make_handle`]; `path` as in [`c_str`].
+pub(crate) unsafe fn open_path<T>(
+    path: *const c_char,
+    out: *mut *mut T,
+    open: impl FnOnce(&std::path::Path) -> Result<T>,
+) -> c_int {
+    let make = || {
+        // SAFETY: as the caller vouches.
+        open(unsafe { self::path(path, "the path")? })
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { make_handle(out, make) }
+}
+
+/// An entry point that answers one key about handle `h` (named `what`):
+/// `ask`'s answer goes to `*out` as 1 or 0.
+///
+/// # Safety
+/// `h` as in [`handle`]; `key` as in [`bytes`]; `out` NULL or writable.
+pub(crate) unsafe fn answer_key<H>(
+    h: *const H,
+    what: &str,
+    key: *const u8,
+    key_len: usize,
+    out: *mut u8,
+    ask: impl FnOnce(&H, &[u8]) -> Result<bool>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let h = unsafe { handle(h, what)? };
+        // SAFETY: as the caller vouches.
+        let key = unsafe { bytes(key, key_len, "the key")? };
+        let answer = ask(h, key)?;
+        // SAFETY: as the caller vouches.
+        unsafe { put(out, u8::from(answer), "the answer") }
+    })
+}
+
+/// An entry point that answers a batch of `n` keys about handle `h`
+/// (named `what`): `ask` writes key `i`'s answer to the zeroed `out[i]`.
+///
+/// # Safety
+/// `h` as in [`handle`]; the key arrays as in [`Keys::new`]; `out` as in
+/// [`answers`].
+pub(crate) unsafe fn answer_keys<H>(
+    h: *const H,
+    what: &str,
+    keys: *const *const u8,
+    key_lens: *const usize,
+    n: usize,
+    out: *mut u8,
+    ask: impl FnOnce(&H, &Keys<'_>, &mut [bool]) -> Result<()>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        let h = unsafe { handle(h, what)? };
+        // SAFETY: as the caller vouches.
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        // SAFETY: as the caller vouches.
+        let out = unsafe { answers(out, n)? };
+        ask(h, &keys, out)
+    })
+}
+
+/// An entry point that hands C bytes made from handle `h` (named `what`):
+/// `*out` is cleared first; the bytes go to `*out`, `*out_len`.
+///
+/// # Safety
+/// `h` as in [`handle`]; `out`, `out_len` NULL or writable.
+pub(crate) unsafe fn bytes_of<H>(
+    h: *const H,
+    what: &str,
+    out: *mut *mut u8,
+    out_len: *mut usize,
+    make: impl FnOnce(&H) -> Result<Vec<u8>>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { clear_out(out, "the output pointer")? };
+        // SAFETY: as the caller vouches.
+        let h = unsafe { handle(h, what)? };
+        let bytes = make(h)?;
+        // SAFETY: as the caller vouches.
+        unsafe { give_bytes(bytes, out, out_len) }
+    })
+}
+
+/// An entry point that hands C a string made from handle `h` (named
+/// `what`): `*out` is cleared first; the string goes to `*out`.
+///
+/// # Safety
+/// `h` as in [`handle`]; `out` NULL or writable.
+pub(crate) unsafe fn string_of<H>(
+    h: *const H,
+    what: &str,
+    out: *mut *mut c_char,
+    make: impl FnOnce(&H) -> Result<String>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: as the caller vouches.
+        unsafe { clear_out(out, "the output string")? };
+        // SAFETY: as the caller vouches.
+        let h = unsafe { handle(h, what)? };
+        let text = make(h)?;
+        // SAFETY: as the caller vouches.
+        unsafe { give_string(text, out) }
+    })
+}

@@ -17,6 +17,9 @@ use std::ffi::c_int;
 /// cells, for differences of about 10 million keys).
 pub const RIBBON_SKETCH_MAX_BYTES: u64 = 1 << 30;
 
+/// The name of a sketch handle in errors.
+const SKETCH: &str = "the sketch handle";
+
 /// A key set's sketch (opaque). Inserting needs exclusive use; reading
 /// (serialise, estimate, diff) may run on many threads at once.
 pub struct RibbonSketch {
@@ -37,23 +40,23 @@ pub struct RibbonDifference {
 /// `out` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn ribbon_sketch_new(seed: u64, cells: usize, out: *mut *mut RibbonSketch) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        let params = SketchParams {
-            seed,
-            cells,
-            ..SketchParams::default()
-        };
-        if cells > ribbon_reconcile::ibf::MAX_CELLS || params.memory_bytes() > RIBBON_SKETCH_MAX_BYTES {
-            return Err(Failure::argument(format!(
-                "{cells} cells: a sketch may take at most {RIBBON_SKETCH_MAX_BYTES} bytes"
-            )));
-        }
-        let sketch = Sketch::try_new(params).map_err(|e| Failure::argument(e.to_string()))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(RibbonSketch { sketch }), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::make_handle(out, || {
+            let params = SketchParams {
+                seed,
+                cells,
+                ..SketchParams::default()
+            };
+            if cells > ribbon_reconcile::ibf::MAX_CELLS || params.memory_bytes() > RIBBON_SKETCH_MAX_BYTES {
+                return Err(Failure::argument(format!(
+                    "{cells} cells: a sketch may take at most {RIBBON_SKETCH_MAX_BYTES} bytes"
+                )));
+            }
+            let sketch = Sketch::try_new(params).map_err(|e| Failure::argument(e.to_string()))?;
+            Ok(RibbonSketch { sketch })
+        })
+    }
 }
 
 /// Adds `n` keys to the sketch (each key of a set once).
@@ -69,16 +72,10 @@ pub unsafe extern "C" fn ribbon_sketch_insert_many(
     n: usize,
 ) -> c_int {
     guard(|| {
-        if sketch.is_null() {
-            return Err(Failure::null("the sketch handle"));
-        }
-        // SAFETY: not NULL; the caller vouches for a live handle used by no
-        // other thread.
-        let sketch = unsafe { &mut *sketch };
         // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        let keys = keys.to_vec()?;
-        for k in keys {
+        let sketch = unsafe { guard::handle_mut(sketch, SKETCH)? };
+        // SAFETY: as the caller vouches.
+        for k in unsafe { Keys::new(keys, key_lens, n)? }.to_vec()? {
             sketch.sketch.insert(k);
         }
         Ok(())
@@ -96,14 +93,10 @@ pub unsafe extern "C" fn ribbon_sketch_insert_db(
     db: *const crate::db::RibbonDb,
 ) -> c_int {
     guard(|| {
-        if sketch.is_null() {
-            return Err(Failure::null("the sketch handle"));
-        }
+        // SAFETY: as the caller vouches.
+        let sketch = unsafe { guard::handle_mut(sketch, SKETCH)? };
         // SAFETY: as the caller vouches.
         let db = unsafe { guard::handle(db, "the database handle")? };
-        // SAFETY: not NULL; the caller vouches for a live handle used by no
-        // other thread.
-        let sketch = unsafe { &mut *sketch };
         crate::db::for_each_live_key(db, |k| sketch.sketch.insert(k))
     })
 }
@@ -130,14 +123,8 @@ pub unsafe extern "C" fn ribbon_sketch_serialize(
     out: *mut *mut u8,
     out_len: *mut usize,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output pointer")? };
-        // SAFETY: as the caller vouches.
-        let sketch = unsafe { guard::handle(sketch, "the sketch handle")? };
-        // SAFETY: as the caller vouches.
-        unsafe { guard::give_bytes(sketch.sketch.to_bytes(), out, out_len) }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe { guard::bytes_of(sketch, SKETCH, out, out_len, |h| Ok(h.sketch.to_bytes())) }
 }
 
 /// Reads a sketch from `len` bytes (as [`ribbon_sketch_serialize`] wrote
@@ -153,15 +140,14 @@ pub unsafe extern "C" fn ribbon_sketch_open_bytes(
     len: usize,
     out: *mut *mut RibbonSketch,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let data = unsafe { guard::bytes(data, len, "the sketch bytes")? };
-        let sketch = Sketch::from_bytes(data).map_err(|e| Failure::new(RIBBON_ERR_CORRUPT, e.to_string()))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(RibbonSketch { sketch }), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::open_bytes(data, len, "the sketch bytes", out, |data| {
+            let sketch =
+                Sketch::from_bytes(data).map_err(|e| Failure::new(RIBBON_ERR_CORRUPT, e.to_string()))?;
+            Ok(RibbonSketch { sketch })
+        })
+    }
 }
 
 /// The estimated size of the difference of two sketches' key sets
@@ -181,20 +167,15 @@ pub unsafe extern "C" fn ribbon_sketch_estimate(
 ) -> c_int {
     guard(|| {
         // SAFETY: as the caller vouches.
-        let a = unsafe { guard::handle(a, "sketch A")? };
-        // SAFETY: as the caller vouches.
-        let b = unsafe { guard::handle(b, "sketch B")? };
+        let (a, b) = unsafe { pair(a, b)? };
         let e = a
             .sketch
             .estimate_difference(&b.sketch)
             .map_err(|m| Failure::new(RIBBON_ERR_ARGUMENT, m.to_string()))?;
-        if !estimate.is_null() {
-            // SAFETY: not NULL; the caller vouches that it is writable.
-            unsafe { estimate.write(e) };
-        }
-        if !recommended.is_null() {
-            // SAFETY: not NULL; the caller vouches that it is writable.
-            unsafe { recommended.write(recommended_cells(e)) };
+        // SAFETY: each is NULL (skipped) or writable, as the caller vouches.
+        unsafe {
+            guard::put_opt(estimate, e);
+            guard::put_opt(recommended, recommended_cells(e));
         }
         Ok(())
     })
@@ -215,13 +196,9 @@ pub unsafe extern "C" fn ribbon_sketch_diff(
     b: *const RibbonSketch,
     out: *mut *mut RibbonDifference,
 ) -> c_int {
-    guard(|| {
+    let make = || {
         // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let a = unsafe { guard::handle(a, "sketch A")? };
-        // SAFETY: as the caller vouches.
-        let b = unsafe { guard::handle(b, "sketch B")? };
+        let (a, b) = unsafe { pair(a, b)? };
         let diff = a.sketch.diff(&b.sketch).map_err(|e| {
             let code = match e {
                 DiffError::Mismatch(_) => RIBBON_ERR_ARGUMENT,
@@ -229,9 +206,10 @@ pub unsafe extern "C" fn ribbon_sketch_diff(
             };
             Failure::new(code, e.to_string())
         })?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(RibbonDifference { diff }), "the output handle") }
-    })
+        Ok(RibbonDifference { diff })
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { guard::make_handle(out, make) }
 }
 
 /// How many keys are only in A (`side` 0) or only in B (`side` 1), into
@@ -285,6 +263,21 @@ pub unsafe extern "C" fn ribbon_difference_key(
         unsafe { key_len.write(k.len()) };
         Ok(())
     })
+}
+
+/// Sketches A and B, borrowed.
+///
+/// # Safety
+/// `a`, `b` NULL or live.
+unsafe fn pair<'a>(
+    a: *const RibbonSketch,
+    b: *const RibbonSketch,
+) -> guard::Result<(&'a RibbonSketch, &'a RibbonSketch)> {
+    // SAFETY: as the caller vouches.
+    let a = unsafe { guard::handle(a, "sketch A")? };
+    // SAFETY: as the caller vouches.
+    let b = unsafe { guard::handle(b, "sketch B")? };
+    Ok((a, b))
 }
 
 fn side_list(diff: &RibbonDifference, side: c_int) -> guard::Result<&[Vec<u8>]> {

@@ -1,7 +1,7 @@
 //! SST files: open, whole-key and prefix queries, one key or a batch, and
 //! `info` as JSON (the fields of `ribbon sst info --json`).
 
-use crate::guard::{self, answers, bytes, guard, Failure, Keys, Result};
+use crate::guard::{self, Failure, Keys, Result};
 use crate::guard::{RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
 use ribbon_sst::{Error, Filter, SstFile, TableInfo};
 use serde::Serialize;
@@ -12,6 +12,9 @@ use std::ffi::{c_char, c_int};
 pub struct RibbonSst {
     sst: SstFile,
 }
+
+/// The name of an SST handle in errors.
+const SST: &str = "the SST handle";
 
 /// The error code of an SST reading error.
 pub(crate) fn sst_failure(e: &Error) -> Failure {
@@ -38,15 +41,8 @@ pub(crate) fn sst_failure(e: &Error) -> Failure {
 /// `path` is NULL or a NUL-terminated string; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn ribbon_sst_open(path: *const c_char, out: *mut *mut RibbonSst) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let path = unsafe { guard::path(path, "the path")? };
-        let sst = SstFile::open(path).map_err(|e| sst_failure(&e))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(RibbonSst { sst }), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe { guard::open_path(path, out, |path| sst_open(SstFile::open(path))) }
 }
 
 /// Opens an SST file from `len` bytes at `data` (copied; the caller may
@@ -61,15 +57,17 @@ pub unsafe extern "C" fn ribbon_sst_open_bytes(
     len: usize,
     out: *mut *mut RibbonSst,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let data = unsafe { bytes(data, len, "the SST bytes")? };
-        let sst = SstFile::from_bytes(data.to_vec()).map_err(|e| sst_failure(&e))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(RibbonSst { sst }), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::open_bytes(data, len, "the SST bytes", out, |data| {
+            sst_open(SstFile::from_bytes(data.to_vec()))
+        })
+    }
+}
+
+/// The handle of an opened SST file, or its failure.
+fn sst_open(opened: std::result::Result<SstFile, Error>) -> Result<RibbonSst> {
+    opened.map(|sst| RibbonSst { sst }).map_err(|e| sst_failure(&e))
 }
 
 /// Closes an SST handle. NULL is a no-op.
@@ -97,15 +95,8 @@ pub unsafe extern "C" fn ribbon_sst_may_match(
     key_len: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let sst = unsafe { guard::handle(sst, "the SST handle")? };
-        // SAFETY: as the caller vouches.
-        let key = unsafe { bytes(key, key_len, "the key")? };
-        let answer = sst.sst.key_may_match(key);
-        // SAFETY: as the caller vouches.
-        unsafe { guard::put(out, u8::from(answer), "the answer") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe { guard::answer_key(sst, SST, key, key_len, out, |h, key| Ok(h.sst.key_may_match(key))) }
 }
 
 /// [`ribbon_sst_may_match`] for `n` keys: key `i` is `key_lens[i]` bytes
@@ -128,15 +119,12 @@ pub unsafe extern "C" fn ribbon_sst_may_match_many(
     n: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let sst = unsafe { guard::handle(sst, "the SST handle")? };
-        // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        // SAFETY: as the caller vouches.
-        let out = unsafe { answers(out, n)? };
-        may_match_many(&sst.sst, &keys, out)
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_keys(sst, SST, keys, key_lens, n, out, |h, keys, out| {
+            may_match_many(&h.sst, keys, out)
+        })
+    }
 }
 
 /// `SstFile::key_may_match_many` over C's arrays. A full filter of whole
@@ -151,11 +139,7 @@ fn may_match_many(sst: &SstFile, keys: &Keys<'_>, out: &mut [bool]) -> Result<()
         if filter.is_queryable() && sst.whole_key_filtering() {
             let reader = filter.block_reader(contents);
             if reader.takes_hash64() {
-                let mut hashes = Vec::with_capacity(keys.len());
-                for i in 0..keys.len() {
-                    hashes.push(rocks_ribbon::core::hash::get_slice_hash64(keys.get(i)?));
-                }
-                reader.may_match_many_hashes_into(&hashes, out);
+                reader.may_match_many_hashes_into(&keys.hashes()?, out);
                 return Ok(());
             }
         }
@@ -181,15 +165,12 @@ pub unsafe extern "C" fn ribbon_sst_prefix_may_match(
     key_len: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let sst = unsafe { guard::handle(sst, "the SST handle")? };
-        // SAFETY: as the caller vouches.
-        let key = unsafe { bytes(key, key_len, "the key")? };
-        let answer = sst.sst.prefix_may_match(key).map_err(|e| sst_failure(&e))?;
-        // SAFETY: as the caller vouches.
-        unsafe { guard::put(out, u8::from(answer), "the answer") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_key(sst, SST, key, key_len, out, |h, key| {
+            h.sst.prefix_may_match(key).map_err(|e| sst_failure(&e))
+        })
+    }
 }
 
 /// [`ribbon_sst_prefix_may_match`] for `n` keys, answers into `out[i]`.
@@ -204,21 +185,17 @@ pub unsafe extern "C" fn ribbon_sst_prefix_may_match_many(
     n: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let sst = unsafe { guard::handle(sst, "the SST handle")? };
-        // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        // SAFETY: as the caller vouches.
-        let out = unsafe { answers(out, n)? };
-        let keys = keys.to_vec()?;
-        let got = sst
-            .sst
-            .prefix_may_match_many(&keys)
-            .map_err(|e| sst_failure(&e))?;
-        out.copy_from_slice(&got);
-        Ok(())
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_keys(sst, SST, keys, key_lens, n, out, |h, keys, out| {
+            let got = h
+                .sst
+                .prefix_may_match_many(&keys.to_vec()?)
+                .map_err(|e| sst_failure(&e))?;
+            out.copy_from_slice(&got);
+            Ok(())
+        })
+    }
 }
 
 /// The table and its filter as one JSON object (a NUL-terminated UTF-8
@@ -233,15 +210,8 @@ pub unsafe extern "C" fn ribbon_sst_prefix_may_match_many(
 /// `sst` is NULL or a live handle; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn ribbon_sst_info_json(sst: *const RibbonSst, out: *mut *mut c_char) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output string")? };
-        // SAFETY: as the caller vouches.
-        let sst = unsafe { guard::handle(sst, "the SST handle")? };
-        let json = info_json(&TableInfo::new(&sst.sst))?;
-        // SAFETY: as the caller vouches.
-        unsafe { guard::give_string(json, out) }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe { guard::string_of(sst, SST, out, |h| info_json(&TableInfo::new(&h.sst))) }
 }
 
 /// The fields of `ribbon sst info --json` for one table (the CLI's

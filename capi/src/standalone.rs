@@ -2,7 +2,7 @@
 //! file formats, `ribbon::standalone`): build, serialise, open bytes or a
 //! memory-mapped file without copying, query.
 
-use crate::guard::{self, answers, bytes, guard, Failure, Keys, Result};
+use crate::guard::{self, guard, put_opt, Failure, Keys, Result};
 use crate::guard::{RIBBON_ERR_ARGUMENT, RIBBON_ERR_BUILD, RIBBON_ERR_CORRUPT, RIBBON_ERR_IO};
 use rocks_ribbon::core::hash::get_slice_hash64;
 use rocks_ribbon::standalone::sharded::{self, ShardedRef};
@@ -37,6 +37,18 @@ pub struct RibbonStandaloneConfig {
 }
 
 impl RibbonStandaloneConfig {
+    /// The configuration `*config` asks for; NULL: the default.
+    ///
+    /// # Safety
+    /// `config` NULL or readable.
+    unsafe fn read(config: *const Self) -> Result<Config> {
+        if config.is_null() {
+            return Ok(Config::default());
+        }
+        // SAFETY: not NULL; the caller vouches that it is readable.
+        unsafe { config.read() }.to_config()
+    }
+
     fn to_config(self) -> Result<Config> {
         let base = Config {
             width: self.width,
@@ -84,6 +96,9 @@ pub unsafe extern "C" fn ribbon_standalone_config_default(out: *mut RibbonStanda
         unsafe { guard::put(out, config, "the output configuration") }
     })
 }
+
+/// The name of a filter handle in errors.
+const FILTER: &str = "the filter handle";
 
 fn standalone_failure(e: &Error) -> Failure {
     let code = match e {
@@ -140,6 +155,11 @@ impl Storage {
         Ok(Storage::Mapped(map))
     }
 
+    /// A handle over these bytes made by `new`; its failure names `path`.
+    fn open<T>(self, new: fn(Storage) -> Result<T>, path: &Path) -> Result<T> {
+        new(self).map_err(|f| f.at(path.display()))
+    }
+
     /// The bytes, for the life of the view that borrows them.
     ///
     /// # Safety
@@ -192,32 +212,16 @@ pub unsafe extern "C" fn ribbon_standalone_build(
     n: usize,
     out: *mut *mut RibbonStandalone,
 ) -> c_int {
-    guard(|| {
+    let make = || {
         // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        let config = if config.is_null() {
-            Config::default()
-        } else {
-            // SAFETY: not NULL; the caller vouches that it is readable.
-            unsafe { config.read() }.to_config()?
-        };
+        let config = unsafe { RibbonStandaloneConfig::read(config)? };
         // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        let hashes = hashes(&keys)?;
+        let hashes = unsafe { Keys::new(keys, key_lens, n)? }.hashes()?;
         let filter = Ribbon::from_hash_vec(hashes, &config).map_err(|e| standalone_failure(&e))?;
-        let handle = RibbonStandalone::new(Storage::Owned(filter.into_bytes().into_boxed_slice()))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(handle), "the output handle") }
-    })
-}
-
-/// Every key's 64-bit hash (RocksDB's `GetSliceHash64`), checked.
-fn hashes(keys: &Keys<'_>) -> Result<Vec<u64>> {
-    let mut out = Vec::with_capacity(keys.len());
-    for i in 0..keys.len() {
-        out.push(get_slice_hash64(keys.get(i)?));
-    }
-    Ok(out)
+        RibbonStandalone::new(Storage::Owned(filter.into_bytes().into_boxed_slice()))
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { guard::make_handle(out, make) }
 }
 
 /// Opens a standalone filter from `len` bytes (copied and verified:
@@ -233,15 +237,12 @@ pub unsafe extern "C" fn ribbon_standalone_open_bytes(
     len: usize,
     out: *mut *mut RibbonStandalone,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let data = unsafe { bytes(data, len, "the filter bytes")? };
-        let handle = RibbonStandalone::new(Storage::Owned(data.into()))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(handle), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::open_bytes(data, len, "the filter bytes", out, |data| {
+            RibbonStandalone::new(Storage::Owned(data.into()))
+        })
+    }
 }
 
 /// Opens the standalone filter file at `path` zero-copy: the file is
@@ -257,16 +258,12 @@ pub unsafe extern "C" fn ribbon_standalone_open_path(
     path: *const c_char,
     out: *mut *mut RibbonStandalone,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let path = unsafe { guard::path(path, "the path")? };
-        let handle = RibbonStandalone::new(Storage::map(path)?)
-            .map_err(|f| Failure::new(f.code, format!("{}: {}", path.display(), f.message)))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(handle), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::open_path(path, out, |path| {
+            Storage::map(path)?.open(RibbonStandalone::new, path)
+        })
+    }
 }
 
 /// Closes a standalone filter handle (and unmaps its file). NULL is a
@@ -293,14 +290,8 @@ pub unsafe extern "C" fn ribbon_standalone_serialize(
     out: *mut *mut u8,
     out_len: *mut usize,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output pointer")? };
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        // SAFETY: as the caller vouches.
-        unsafe { guard::give_bytes(filter.view.as_bytes().to_vec(), out, out_len) }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe { guard::bytes_of(filter, FILTER, out, out_len, |h| Ok(h.view.as_bytes().to_vec())) }
 }
 
 /// Whether `key` may be in the set (`*out` = 1) or is definitely not (0).
@@ -315,14 +306,12 @@ pub unsafe extern "C" fn ribbon_standalone_contains(
     key_len: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        // SAFETY: as the caller vouches.
-        let key = unsafe { bytes(key, key_len, "the key")? };
-        // SAFETY: as the caller vouches.
-        unsafe { guard::put(out, u8::from(filter.view.contains(key)), "the answer") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_key(filter, FILTER, key, key_len, out, |h, key| {
+            Ok(h.view.contains(key))
+        })
+    }
 }
 
 /// [`ribbon_standalone_contains`] for `n` keys, answers into `out[i]`.
@@ -337,16 +326,13 @@ pub unsafe extern "C" fn ribbon_standalone_contains_many(
     n: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        // SAFETY: as the caller vouches.
-        let out = unsafe { answers(out, n)? };
-        filter.view.contains_many_hashes_into(&hashes(&keys)?, out);
-        Ok(())
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_keys(filter, FILTER, keys, key_lens, n, out, |h, keys, out| {
+            h.view.contains_many_hashes_into(&keys.hashes()?, out);
+            Ok(())
+        })
+    }
 }
 
 /// The filter's key count, bits per key and expected FP rate. Any
@@ -363,7 +349,7 @@ pub unsafe extern "C" fn ribbon_standalone_stats(
 ) -> c_int {
     guard(|| {
         // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
+        let filter = unsafe { guard::handle(filter, FILTER)? };
         let v = &filter.view;
         // SAFETY: each is NULL (skipped) or writable, as the caller vouches.
         unsafe {
@@ -373,17 +359,6 @@ pub unsafe extern "C" fn ribbon_standalone_stats(
         }
         Ok(())
     })
-}
-
-/// Writes `value` through `out` unless it is NULL.
-///
-/// # Safety
-/// `out` NULL or writable.
-unsafe fn put_opt<T>(out: *mut T, value: T) {
-    if !out.is_null() {
-        // SAFETY: not NULL; the caller vouches that it is writable.
-        unsafe { out.write(value) }
-    }
 }
 
 /// A sharded filter container (opaque), borrowed zero-copy from its own
@@ -431,12 +406,8 @@ pub unsafe extern "C" fn ribbon_sharded_build(
     guard(|| {
         // SAFETY: as the caller vouches.
         unsafe { guard::clear_out(out, "the output pointer")? };
-        let config = if config.is_null() {
-            Config::default()
-        } else {
-            // SAFETY: not NULL; the caller vouches that it is readable.
-            unsafe { config.read() }.to_config()?
-        };
+        // SAFETY: as the caller vouches.
+        let config = unsafe { RibbonStandaloneConfig::read(config)? };
         if shard_bits > sharded::MAX_SHARD_BITS {
             return Err(Failure::argument(format!(
                 "shard_bits {shard_bits}: at most {}",
@@ -446,7 +417,7 @@ pub unsafe extern "C" fn ribbon_sharded_build(
         // SAFETY: as the caller vouches.
         let keys = unsafe { Keys::new(keys, key_lens, n)? };
         let mut by_shard: Vec<Vec<u64>> = vec![Vec::new(); 1usize << shard_bits];
-        for h in hashes(&keys)? {
+        for h in keys.hashes()? {
             by_shard[sharded::shard_of(h, shard_bits)].push(h);
         }
         let files = by_shard
@@ -472,15 +443,12 @@ pub unsafe extern "C" fn ribbon_sharded_open_bytes(
     len: usize,
     out: *mut *mut RibbonSharded,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let data = unsafe { bytes(data, len, "the container bytes")? };
-        let handle = RibbonSharded::new(Storage::Owned(data.into()))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(handle), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::open_bytes(data, len, "the container bytes", out, |data| {
+            RibbonSharded::new(Storage::Owned(data.into()))
+        })
+    }
 }
 
 /// Opens the sharded container file at `path` zero-copy (memory-mapped
@@ -494,16 +462,12 @@ pub unsafe extern "C" fn ribbon_sharded_open_path(
     path: *const c_char,
     out: *mut *mut RibbonSharded,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output handle")? };
-        // SAFETY: as the caller vouches.
-        let path = unsafe { guard::path(path, "the path")? };
-        let handle = RibbonSharded::new(Storage::map(path)?)
-            .map_err(|f| Failure::new(f.code, format!("{}: {}", path.display(), f.message)))?;
-        // SAFETY: checked above.
-        unsafe { guard::put(out, guard::give(handle), "the output handle") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::open_path(path, out, |path| {
+            Storage::map(path)?.open(RibbonSharded::new, path)
+        })
+    }
 }
 
 /// Closes a sharded handle (and unmaps its file). NULL is a no-op.
@@ -529,15 +493,12 @@ pub unsafe extern "C" fn ribbon_sharded_contains(
     key_len: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        // SAFETY: as the caller vouches.
-        let key = unsafe { bytes(key, key_len, "the key")? };
-        let answer = filter.view.try_contains(key).map_err(|e| sharded_failure(&e))?;
-        // SAFETY: as the caller vouches.
-        unsafe { guard::put(out, u8::from(answer), "the answer") }
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_key(filter, FILTER, key, key_len, out, |h, key| {
+            h.view.try_contains(key).map_err(|e| sharded_failure(&e))
+        })
+    }
 }
 
 /// [`ribbon_sharded_contains`] for `n` keys, answers into `out[i]`; a key
@@ -553,21 +514,18 @@ pub unsafe extern "C" fn ribbon_sharded_contains_many(
     n: usize,
     out: *mut u8,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
-        // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        // SAFETY: as the caller vouches.
-        let out = unsafe { answers(out, n)? };
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = filter
-                .view
-                .try_contains_hash(get_slice_hash64(keys.get(i)?))
-                .map_err(|e| sharded_failure(&e))?;
-        }
-        Ok(())
-    })
+    // SAFETY: as the caller vouches.
+    unsafe {
+        guard::answer_keys(filter, FILTER, keys, key_lens, n, out, |h, keys, out| {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = h
+                    .view
+                    .try_contains_hash(get_slice_hash64(keys.get(i)?))
+                    .map_err(|e| sharded_failure(&e))?;
+            }
+            Ok(())
+        })
+    }
 }
 
 /// The container's key count and shard count. Either out-parameter may be
@@ -583,7 +541,7 @@ pub unsafe extern "C" fn ribbon_sharded_stats(
 ) -> c_int {
     guard(|| {
         // SAFETY: as the caller vouches.
-        let filter = unsafe { guard::handle(filter, "the filter handle")? };
+        let filter = unsafe { guard::handle(filter, FILTER)? };
         // SAFETY: each is NULL (skipped) or writable, as the caller vouches.
         unsafe {
             put_opt(num_keys, filter.view.num_keys());
