@@ -1,7 +1,8 @@
 //! Database directories from Python: `Db`, its live keys (a lazy iterator)
 //! and the files a `Get` of each key asks.
 
-use crate::errors::{db_error, ClosedError};
+use crate::errors::db_error;
+use crate::handle::{closable_pymethods, Handle};
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -40,17 +41,14 @@ struct Open {
 /// True
 #[pyclass(module = "rocks_ribbon", name = "Db", frozen)]
 pub struct Db {
-    open: Mutex<Option<Arc<Open>>>,
+    handle: Handle<Arc<Open>>,
     path: PathBuf,
 }
 
 impl Db {
+    /// The open database; `ClosedError` after `close()`.
     fn get(&self) -> PyResult<Arc<Open>> {
-        self.open
-            .lock()
-            .ok()
-            .and_then(|g| g.clone())
-            .ok_or_else(|| ClosedError::new_err(format!("{}: the database is closed", self.path.display())))
+        self.handle.get()
     }
 }
 
@@ -93,7 +91,10 @@ fn path_dict<'py>(py: Python<'py>, db: &RustDb, key: &[u8], p: &GetPath) -> PyRe
     Ok(d)
 }
 
-#[pymethods]
+closable_pymethods! {
+/// close(): forgets the database and closes the SST files kept open.
+/// Later calls raise ``ClosedError``; an iterator from ``live_keys``
+/// reads on. Closing twice is allowed.
 impl Db {
     #[new]
     #[pyo3(signature = (path, column_family = "default", *, wal_dir = None, db_paths = None))]
@@ -111,11 +112,13 @@ impl Db {
         let db = py
             .detach(|| RustDb::open_with(&path, column_family, &how))
             .map_err(db_error)?;
+        let open = Open {
+            db: Arc::new(db),
+            cache: Mutex::new(FileCache::new()),
+        };
+        let closed_message = format!("{}: the database is closed", path.display());
         Ok(Self {
-            open: Mutex::new(Some(Arc::new(Open {
-                db: Arc::new(db),
-                cache: Mutex::new(FileCache::new()),
-            }))),
+            handle: Handle::new(Arc::new(open), closed_message),
             path,
         })
     }
@@ -254,42 +257,14 @@ impl Db {
         Ok(out)
     }
 
-    /// close(): forgets the database and closes the SST files kept open.
-    /// Later calls raise ``ClosedError``; an iterator from ``live_keys``
-    /// reads on. Closing twice is allowed.
-    fn close(&self) {
-        if let Ok(mut g) = self.open.lock() {
-            *g = None;
-        }
-    }
-
-    /// Whether ``close()`` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.open.lock().map_or(true, |g| g.is_none())
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __exit__(
-        &self,
-        _ty: Option<&Bound<'_, PyAny>>,
-        _value: Option<&Bound<'_, PyAny>>,
-        _tb: Option<&Bound<'_, PyAny>>,
-    ) -> bool {
-        self.close();
-        false
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "Db({:?}{})",
             self.path.display().to_string(),
-            if self.closed() { ", closed" } else { "" }
+            self.handle.repr_suffix()
         )
     }
+}
 }
 
 /// The walk's messages: chunks of keys, or the error that ended it.

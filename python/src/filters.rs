@@ -2,8 +2,9 @@
 //! `FilterReader`) and the standalone and Balanced Ribbon filters
 //! (`Ribbon`), each with one-key and batch queries.
 
-use crate::errors::{io_error, standalone_error, ClosedError, NotAFilterError, PolicyError};
-use crate::keys::{KeySource, KeyView};
+use crate::errors::{io_error, standalone_error, NotAFilterError, PolicyError};
+use crate::handle::{closable_pymethods, Handle};
+use crate::keys::{answer_many, KeySource, KeyView};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -12,12 +13,6 @@ use ribbon::rocksdb::format::FilterReader as Reader;
 use ribbon::rocksdb::policy::{BuildContext, FilterPolicy};
 use ribbon::standalone::{Config, Mode, Ribbon as RustRibbon, RibbonRef};
 use std::path::PathBuf;
-use std::sync::RwLock;
-
-/// The answers of a batch as a NumPy bool array (the vector is moved, not copied).
-pub fn bool_array(py: Python<'_>, answers: Vec<bool>) -> Bound<'_, PyArray1<bool>> {
-    PyArray1::from_vec(py, answers)
-}
 
 /// The filter builder for `policy` in the context of `format_version` and
 /// `level` (`None`: an SstFileWriter file, as RocksDB's default).
@@ -174,10 +169,7 @@ impl FilterReader {
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let source = KeySource::new(keys)?;
-        let view = source.view();
-        let answers = py.detach(|| reader_many(&self.reader(), &view));
-        Ok(bool_array(py, answers))
+        answer_many(py, keys, |keys| Ok(reader_many(&self.reader(), keys)))
     }
 
     /// The filter's format: ``Standard128Ribbon``, ``FastLocalBloom``,
@@ -231,36 +223,37 @@ enum Storage {
 /// (True, True)
 #[pyclass(module = "rocks_ribbon", name = "Ribbon", frozen)]
 pub struct Ribbon {
-    storage: RwLock<Option<Storage>>,
+    handle: Handle<Storage>,
 }
 
 impl Ribbon {
-    fn owned(r: RustRibbon) -> Self {
+    fn stored(storage: Storage) -> Self {
         Self {
-            storage: RwLock::new(Some(Storage::Owned(Box::new(r)))),
+            handle: Handle::new(storage, "the filter is closed".to_owned()),
         }
+    }
+
+    fn owned(r: RustRibbon) -> Self {
+        Self::stored(Storage::Owned(Box::new(r)))
     }
 
     /// Runs `f` on the filter's view; `ClosedError` after `close()`.
     fn with<T>(&self, f: impl FnOnce(RibbonRef<'_>) -> T) -> PyResult<T> {
-        let guard = self
-            .storage
-            .read()
-            .map_err(|_| ClosedError::new_err("the filter's lock was poisoned"))?;
-        match guard.as_ref() {
-            None => Err(ClosedError::new_err("the filter is closed")),
-            Some(Storage::Owned(r)) => Ok(f(r.as_ribbon_ref())),
-            Some(Storage::Mapped(m)) => {
+        self.handle.with(|storage| match storage {
+            Storage::Owned(r) => Ok(f(r.as_ribbon_ref())),
+            Storage::Mapped(m) => {
                 // Checked whole (both checksums) when opened; the header is
                 // parsed again here (O(1)).
                 let view = RibbonRef::from_bytes_unverified(m).map_err(standalone_error)?;
                 Ok(f(view))
             }
-        }
+        })?
     }
 }
 
-#[pymethods]
+closable_pymethods! {
+/// close(): frees the filter (unmaps a file). Later queries raise
+/// ``ClosedError``; closing twice is allowed.
 impl Ribbon {
     /// Ribbon.build(keys, *, bits=7.0, fp_rate=None, width=128, mode="standard",
     /// balanced=False, smash=False, seed=0, low_memory=False) -> Ribbon
@@ -358,9 +351,7 @@ impl Ribbon {
                     )
                 })
             })?;
-        Ok(Self {
-            storage: RwLock::new(Some(Storage::Mapped(map))),
-        })
+        Ok(Self::stored(Storage::Mapped(map)))
     }
 
     /// Ribbon.from_rocksdb(data, num_keys=0) -> Ribbon
@@ -397,10 +388,7 @@ impl Ribbon {
         py: Python<'py>,
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let source = KeySource::new(keys)?;
-        let view = source.view();
-        let answers = py.detach(|| self.with(|r| r.contains_many_hashes(&view.hashes())))?;
-        Ok(bool_array(py, answers))
+        answer_many(py, keys, |keys| self.with(|r| r.contains_many_hashes(&keys.hashes())))
     }
 
     /// to_bytes() -> bytes: the filter's file bytes.
@@ -433,34 +421,6 @@ impl Ribbon {
         self.with(|r| r.num_keys() as usize)
     }
 
-    /// close(): frees the filter (unmaps a file). Later queries raise
-    /// ``ClosedError``; closing twice is allowed.
-    fn close(&self) {
-        if let Ok(mut g) = self.storage.write() {
-            *g = None;
-        }
-    }
-
-    /// Whether ``close()`` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.storage.read().map_or(true, |g| g.is_none())
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __exit__(
-        &self,
-        _ty: Option<&Bound<'_, PyAny>>,
-        _value: Option<&Bound<'_, PyAny>>,
-        _tb: Option<&Bound<'_, PyAny>>,
-    ) -> bool {
-        self.close();
-        false
-    }
-
     fn __repr__(&self) -> String {
         self.with(|r| {
             format!(
@@ -473,4 +433,5 @@ impl Ribbon {
         })
         .unwrap_or_else(|_| "Ribbon(closed)".to_owned())
     }
+}
 }

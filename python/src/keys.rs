@@ -12,10 +12,26 @@
 //! dtype="S4")[0] == b"ab"`), so keys that end in NUL bytes are given as a
 //! list of `bytes`, not an `S` array.
 
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
+
+/// A batch query, the one path every `*_many` method of a filter takes:
+/// reads `keys` ([`KeySource::new`]: a list of `bytes` or a NumPy `S<n>`
+/// array), runs `answer` on them with the GIL released, and returns its
+/// answers, one per key in order, as a NumPy bool array (the vector is
+/// moved, not copied). An error of `answer` is raised as it is.
+pub fn answer_many<'py>(
+    py: Python<'py>,
+    keys: &Bound<'py, PyAny>,
+    answer: impl FnOnce(&KeyView<'_>) -> PyResult<Vec<bool>> + Send,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    let source = KeySource::new(keys)?;
+    let view = source.view();
+    let answers = py.detach(|| answer(&view))?;
+    Ok(PyArray1::from_vec(py, answers))
+}
 
 /// A batch of keys as read from Python.
 pub enum KeySource<'py> {

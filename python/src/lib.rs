@@ -5,7 +5,8 @@
 //! `rocks_ribbon/_rocks_ribbon.pyi`.
 //!
 //! Layout: [`keys`] (keys from Python: `bytes` lists and NumPy `S`
-//! arrays), [`errors`] (the exception hierarchy), then one module per
+//! arrays, and the batch-query path), [`handle`] (`close()`, `closed` and
+//! `with` blocks), [`errors`] (the exception hierarchy), then one module per
 //! capability: [`filters`] (RocksDB-format filter blocks, standalone and
 //! Balanced Ribbon), [`sst`] (SST files), [`db`] (database directories),
 //! [`reconcile`] (sketches and differences), and `sharded` (issue 35).
@@ -21,6 +22,7 @@ use pyo3::prelude::*;
 mod db;
 mod errors;
 mod filters;
+mod handle;
 mod keys;
 mod reconcile;
 mod sharded;

@@ -418,9 +418,14 @@ pub struct ShardedFilter {
     path: PathBuf,
 }
 
+/// A sharded filter file's error as a `ValueError` naming the file.
+fn file_error(path: &Path, e: ribbon::standalone::sharded::Error) -> PyErr {
+    PyValueError::new_err(format!("{}: sharded filter file: {e}", path.display()))
+}
+
 impl ShardedFilter {
-    fn check(&self, r: Result<bool, ribbon::standalone::sharded::Error>) -> PyResult<bool> {
-        r.map_err(|e| PyValueError::new_err(format!("{}: sharded filter file: {e}", self.path.display())))
+    fn check<T>(&self, r: Result<T, ribbon::standalone::sharded::Error>) -> PyResult<T> {
+        r.map_err(|e| file_error(&self.path, e))
     }
 }
 
@@ -446,8 +451,7 @@ impl ShardedFilter {
         // is dropped before the map, and it is never handed out with the
         // 'static lifetime (every method borrows `self`).
         let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(map.as_ptr(), map.len()) };
-        let view = ShardedRef::from_bytes(bytes)
-            .map_err(|e| PyValueError::new_err(format!("{}: sharded filter file: {e}", path.display())))?;
+        let view = ShardedRef::from_bytes(bytes).map_err(|e| file_error(&path, e))?;
         Ok(Self {
             view,
             _map: map,
@@ -507,8 +511,7 @@ impl ShardedFilter {
     /// Reads every byte and checks every checksum now; raises ``ValueError``
     /// for a damaged file.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.view.verify())
-            .map_err(|e| PyValueError::new_err(format!("{}: sharded filter file: {e}", self.path.display())))
+        self.check(py.detach(|| self.view.verify()))
     }
 
     /// Keys the filter was built from (duplicates counted).

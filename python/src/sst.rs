@@ -1,15 +1,15 @@
 //! SST files from Python: `SstFile`, its filter queries (whole keys and
 //! prefixes) and its description.
 
-use crate::errors::{sst_error, ClosedError};
-use crate::filters::bool_array;
-use crate::keys::KeySource;
+use crate::errors::sst_error;
+use crate::handle::{closable_pymethods, Handle};
+use crate::keys::answer_many;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ribbon_sst::{SstFile as RustSst, TableInfo};
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// SstFile(path)
 ///
@@ -30,36 +30,38 @@ use std::sync::{Arc, RwLock};
 /// (True, 'Standard128Ribbon')
 #[pyclass(module = "rocks_ribbon", name = "SstFile", frozen)]
 pub struct SstFile {
-    inner: RwLock<Option<Arc<RustSst>>>,
+    handle: Handle<Arc<RustSst>>,
     path: Option<PathBuf>,
 }
 
 impl SstFile {
-    /// The open table; `ClosedError` after `close()`.
-    fn get(&self) -> PyResult<Arc<RustSst>> {
-        self.inner
-            .read()
-            .ok()
-            .and_then(|g| g.clone())
-            .ok_or_else(|| ClosedError::new_err(format!("{}: the SST file is closed", self.name())))
+    /// An open table read from `path` (`None`: from bytes).
+    fn open(sst: RustSst, path: Option<PathBuf>) -> Self {
+        let name = Self::name_of(path.as_ref());
+        Self {
+            handle: Handle::new(Arc::new(sst), format!("{name}: the SST file is closed")),
+            path,
+        }
     }
 
-    fn name(&self) -> String {
-        self.path
-            .as_ref()
-            .map_or_else(|| "<bytes>".to_owned(), |p| p.display().to_string())
+    /// The open table; `ClosedError` after `close()`.
+    fn get(&self) -> PyResult<Arc<RustSst>> {
+        self.handle.get()
+    }
+
+    fn name_of(path: Option<&PathBuf>) -> String {
+        path.map_or_else(|| "<bytes>".to_owned(), |p| p.display().to_string())
     }
 }
 
-#[pymethods]
+closable_pymethods! {
+/// close(): closes the file. Later queries raise ``ClosedError``;
+/// closing twice is allowed.
 impl SstFile {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let sst = py.detach(|| RustSst::open(&path)).map_err(sst_error)?;
-        Ok(Self {
-            inner: RwLock::new(Some(Arc::new(sst))),
-            path: Some(path),
-        })
+        Ok(Self::open(sst, Some(path)))
     }
 
     /// SstFile.from_bytes(data) -> SstFile
@@ -69,10 +71,7 @@ impl SstFile {
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         let owned = data.to_vec();
         let sst = py.detach(|| RustSst::from_bytes(owned)).map_err(sst_error)?;
-        Ok(Self {
-            inner: RwLock::new(Some(Arc::new(sst))),
-            path: None,
-        })
+        Ok(Self::open(sst, None))
     }
 
     /// The path given, or ``None`` for a table read from bytes.
@@ -100,10 +99,7 @@ impl SstFile {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let sst = self.get()?;
-        let source = KeySource::new(keys)?;
-        let slices = source.slices();
-        let answers = py.detach(|| sst.key_may_match_many(&slices));
-        Ok(bool_array(py, answers))
+        answer_many(py, keys, |keys| Ok(sst.key_may_match_many(&keys.slices())))
     }
 
     /// prefix_may_match(key) -> bool
@@ -127,12 +123,10 @@ impl SstFile {
         keys: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let sst = self.get()?;
-        let source = KeySource::new(keys)?;
-        let slices = source.slices();
-        let answers = py
-            .detach(|| sst.prefix_may_match_many(&slices))
-            .map_err(sst_error)?;
-        Ok(bool_array(py, answers))
+        answer_many(py, keys, |keys| {
+            sst.prefix_may_match_many(&keys.slices())
+                .map_err(sst_error)
+        })
     }
 
     /// info() -> dict
@@ -181,39 +175,12 @@ impl SstFile {
         Ok(d)
     }
 
-    /// close(): closes the file. Later queries raise ``ClosedError``;
-    /// closing twice is allowed.
-    fn close(&self) {
-        if let Ok(mut g) = self.inner.write() {
-            *g = None;
-        }
-    }
-
-    /// Whether ``close()`` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.inner.read().map_or(true, |g| g.is_none())
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __exit__(
-        &self,
-        _ty: Option<&Bound<'_, PyAny>>,
-        _value: Option<&Bound<'_, PyAny>>,
-        _tb: Option<&Bound<'_, PyAny>>,
-    ) -> bool {
-        self.close();
-        false
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "SstFile({:?}{})",
-            self.name(),
-            if self.closed() { ", closed" } else { "" }
+            Self::name_of(self.path.as_ref()),
+            self.handle.repr_suffix()
         )
     }
+}
 }
