@@ -1,7 +1,7 @@
 //! RocksDB-format filters: the filter block bytes RocksDB writes into an
 //! SST file, built from a policy string and keys, and read back.
 
-use crate::guard::{self, guard, Failure, Keys};
+use crate::guard::{self, Failure, Keys};
 use crate::guard::{RIBBON_ERR_ARGUMENT, RIBBON_ERR_CORRUPT, RIBBON_ERR_UNSUPPORTED};
 use rocks_ribbon::{BuildContext, FilterBuilder, FilterPolicy, FilterReader};
 use std::ffi::{c_char, c_int};
@@ -47,9 +47,7 @@ pub unsafe extern "C" fn ribbon_filter_build(
     out: *mut *mut u8,
     out_len: *mut usize,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output pointer")? };
+    let make = || {
         // SAFETY: as the caller vouches.
         let policy_str = unsafe { guard::utf8(policy, "the policy")? };
         // SAFETY: as the caller vouches.
@@ -72,9 +70,10 @@ pub unsafe extern "C" fn ribbon_filter_build(
         for i in 0..keys.len() {
             builder.add_key(keys.get(i)?);
         }
-        // SAFETY: as the caller vouches.
-        unsafe { guard::give_bytes(builder.finish(), out, out_len) }
-    })
+        Ok(builder.finish())
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { guard::make_bytes(out, out_len, make) }
 }
 
 /// Opens `len` bytes of a RocksDB filter block (copied) into `*out`. The

@@ -511,12 +511,27 @@ pub(crate) unsafe fn bytes_of<H>(
     out_len: *mut usize,
     make: impl FnOnce(&H) -> Result<Vec<u8>>,
 ) -> c_int {
+    // SAFETY: as the caller vouches.
+    let make = || make(unsafe { handle(h, what)? });
+    // SAFETY: as the caller vouches.
+    unsafe { make_bytes(out, out_len, make) }
+}
+
+/// An entry point that hands C bytes: `*out` is cleared (NULL) first,
+/// then `make` runs, and its bytes go to `*out`, `*out_len` (freed with
+/// `ribbon_bytes_free`).
+///
+/// # Safety
+/// `out`, `out_len` NULL or writable.
+pub(crate) unsafe fn make_bytes(
+    out: *mut *mut u8,
+    out_len: *mut usize,
+    make: impl FnOnce() -> Result<Vec<u8>>,
+) -> c_int {
     guard(|| {
         // SAFETY: as the caller vouches.
         unsafe { clear_out(out, "the output pointer")? };
-        // SAFETY: as the caller vouches.
-        let h = unsafe { handle(h, what)? };
-        let bytes = make(h)?;
+        let bytes = make()?;
         // SAFETY: as the caller vouches.
         unsafe { give_bytes(bytes, out, out_len) }
     })
@@ -533,12 +548,23 @@ pub(crate) unsafe fn string_of<H>(
     out: *mut *mut c_char,
     make: impl FnOnce(&H) -> Result<String>,
 ) -> c_int {
+    // SAFETY: as the caller vouches.
+    let make = || make(unsafe { handle(h, what)? });
+    // SAFETY: as the caller vouches.
+    unsafe { make_string(out, make) }
+}
+
+/// An entry point that hands C a string: `*out` is cleared (NULL) first,
+/// then `make` runs, and its string goes to `*out` (freed with
+/// `ribbon_string_free`).
+///
+/// # Safety
+/// `out` NULL or writable.
+pub(crate) unsafe fn make_string(out: *mut *mut c_char, make: impl FnOnce() -> Result<String>) -> c_int {
     guard(|| {
         // SAFETY: as the caller vouches.
         unsafe { clear_out(out, "the output string")? };
-        // SAFETY: as the caller vouches.
-        let h = unsafe { handle(h, what)? };
-        let text = make(h)?;
+        let text = make()?;
         // SAFETY: as the caller vouches.
         unsafe { give_string(text, out) }
     })

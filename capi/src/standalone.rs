@@ -403,9 +403,7 @@ pub unsafe extern "C" fn ribbon_sharded_build(
     out: *mut *mut u8,
     out_len: *mut usize,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: as the caller vouches.
-        unsafe { guard::clear_out(out, "the output pointer")? };
+    let make = || {
         // SAFETY: as the caller vouches.
         let config = unsafe { RibbonStandaloneConfig::read(config)? };
         if shard_bits > sharded::MAX_SHARD_BITS {
@@ -427,10 +425,10 @@ pub unsafe extern "C" fn ribbon_sharded_build(
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| sharded_failure(&e))?;
         let refs: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
-        let container = sharded::assemble(shard_bits, &refs).map_err(|e| sharded_failure(&e))?;
-        // SAFETY: as the caller vouches.
-        unsafe { guard::give_bytes(container, out, out_len) }
-    })
+        sharded::assemble(shard_bits, &refs).map_err(|e| sharded_failure(&e))
+    };
+    // SAFETY: as the caller vouches.
+    unsafe { guard::make_bytes(out, out_len, make) }
 }
 
 /// Opens a sharded container from `len` bytes (copied) into `*out`.
