@@ -4,8 +4,7 @@
 
 use crate::errors::{io_error, standalone_error, NotAFilterError, PolicyError};
 use crate::handle::{closable_pymethods, Handle};
-use crate::keys::{answer_many, KeySource, KeyView};
-use numpy::PyArray1;
+use crate::keys::{answer_many, Answers, KeySource, KeyView};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use ribbon::rocksdb::builder::FilterBuilder;
@@ -164,11 +163,7 @@ impl FilterReader {
     ///
     /// ``may_match`` of each key of ``keys`` (a list of ``bytes`` or a NumPy
     /// ``S<n>`` array), in order, with the GIL released.
-    fn may_match_many<'py>(
-        &self,
-        py: Python<'py>,
-        keys: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    fn may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         answer_many(py, keys, |keys| Ok(reader_many(&self.reader(), keys)))
     }
 
@@ -383,11 +378,7 @@ impl Ribbon {
     ///
     /// ``may_match`` of each key (a list of ``bytes`` or a NumPy ``S<n>``
     /// array), in order, with the GIL released.
-    fn may_match_many<'py>(
-        &self,
-        py: Python<'py>,
-        keys: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    fn may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         answer_many(py, keys, |keys| self.with(|r| r.contains_many_hashes(&keys.hashes())))
     }
 

@@ -17,6 +17,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+/// The answers of a batch query: one NumPy bool per key, in order.
+pub type Answers<'py> = PyResult<Bound<'py, PyArray1<bool>>>;
+
 /// A batch query, the one path every `*_many` method of a filter takes:
 /// reads `keys` ([`KeySource::new`]: a list of `bytes` or a NumPy `S<n>`
 /// array), runs `answer` on them with the GIL released, and returns its
@@ -26,7 +29,7 @@ pub fn answer_many<'py>(
     py: Python<'py>,
     keys: &Bound<'py, PyAny>,
     answer: impl FnOnce(&KeyView<'_>) -> PyResult<Vec<bool>> + Send,
-) -> PyResult<Bound<'py, PyArray1<bool>>> {
+) -> Answers<'py> {
     let source = KeySource::new(keys)?;
     let view = source.view();
     let answers = py.detach(|| answer(&view))?;

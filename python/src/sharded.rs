@@ -415,7 +415,26 @@ pub struct ShardedFilter {
     // Declared before `_map`, so dropped before it: the view borrows the map.
     view: ShardedRef<'static>,
     _map: Mmap,
+    // The read-only attributes, read from the header once when opened
+    // (the doc comments are their Python docstrings).
+    /// The path the filter was opened from.
+    #[pyo3(get)]
     path: PathBuf,
+    /// Keys the filter was built from (duplicates counted).
+    #[pyo3(get)]
+    num_keys: u64,
+    /// ``2**shard_bits`` shards.
+    #[pyo3(get)]
+    shard_bits: u32,
+    /// The file's length in bytes.
+    #[pyo3(get)]
+    file_len: u64,
+    /// The file's bits per key (all of its bytes).
+    #[pyo3(get)]
+    bits_per_key: f64,
+    /// The false-positive rate the shards' configuration predicts.
+    #[pyo3(get)]
+    expected_fp_rate: f64,
 }
 
 /// A sharded filter file's error as a `ValueError` naming the file.
@@ -453,6 +472,11 @@ impl ShardedFilter {
         let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(map.as_ptr(), map.len()) };
         let view = ShardedRef::from_bytes(bytes).map_err(|e| file_error(&path, e))?;
         Ok(Self {
+            num_keys: view.num_keys(),
+            shard_bits: view.shard_bits(),
+            file_len: view.file_len(),
+            bits_per_key: view.bits_per_key(),
+            expected_fp_rate: view.expected_fp_rate(),
             view,
             _map: map,
             path,
@@ -514,49 +538,13 @@ impl ShardedFilter {
         self.check(py.detach(|| self.view.verify()))
     }
 
-    /// Keys the filter was built from (duplicates counted).
-    #[getter]
-    fn num_keys(&self) -> u64 {
-        self.view.num_keys()
-    }
-
-    /// ``2**shard_bits`` shards.
-    #[getter]
-    fn shard_bits(&self) -> u32 {
-        self.view.shard_bits()
-    }
-
-    /// The file's length in bytes.
-    #[getter]
-    fn file_len(&self) -> u64 {
-        self.view.file_len()
-    }
-
-    /// The file's bits per key (all of its bytes).
-    #[getter]
-    fn bits_per_key(&self) -> f64 {
-        self.view.bits_per_key()
-    }
-
-    /// The false-positive rate the shards' configuration predicts.
-    #[getter]
-    fn expected_fp_rate(&self) -> f64 {
-        self.view.expected_fp_rate()
-    }
-
-    /// The path the filter was opened from.
-    #[getter]
-    fn path(&self) -> PathBuf {
-        self.path.clone()
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "ShardedFilter({:?}: {} keys, {} shards, {:.3} bits/key)",
             self.path.display().to_string(),
-            self.view.num_keys(),
+            self.num_keys,
             self.view.num_shards(),
-            self.view.bits_per_key()
+            self.bits_per_key
         )
     }
 }

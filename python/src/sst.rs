@@ -3,8 +3,7 @@
 
 use crate::errors::sst_error;
 use crate::handle::{closable_pymethods, Handle};
-use crate::keys::answer_many;
-use numpy::PyArray1;
+use crate::keys::{answer_many, Answers};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ribbon_sst::{SstFile as RustSst, TableInfo};
@@ -93,11 +92,7 @@ impl SstFile {
     ///
     /// ``may_match`` of each key of ``keys`` (a list of ``bytes`` or a NumPy
     /// ``S<n>`` array), in order, asked in one batch with the GIL released.
-    fn may_match_many<'py>(
-        &self,
-        py: Python<'py>,
-        keys: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    fn may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         let sst = self.get()?;
         answer_many(py, keys, |keys| Ok(sst.key_may_match_many(&keys.slices())))
     }
@@ -117,11 +112,7 @@ impl SstFile {
     /// prefix_may_match_many(keys) -> numpy.ndarray[bool]
     ///
     /// ``prefix_may_match`` of each key, in order, with the GIL released.
-    fn prefix_may_match_many<'py>(
-        &self,
-        py: Python<'py>,
-        keys: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    fn prefix_may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         let sst = self.get()?;
         answer_many(py, keys, |keys| {
             sst.prefix_may_match_many(&keys.slices())
