@@ -1,5 +1,8 @@
 //! The boundary: error codes, the per-thread last error, `catch_unwind`
-//! around every entry point, and the checks of pointers and lengths.
+//! around every entry point, the checks of pointers and lengths, and the
+//! shapes the entry points share (one owner each: [`make_handle`],
+//! [`open_bytes`], [`open_path`], [`answer_key`], [`answer_keys`],
+//! [`make_bytes`], [`bytes_of`], [`make_string`], [`string_of`]).
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr, CString};
