@@ -9,10 +9,13 @@
 #
 # ROCKS_RIBBON_PY_VENV: the virtual environment (default, as test-python.sh's:
 #   ${TMPDIR:-/tmp}/rocks-ribbon-venv-python).
-# Measured here (2 shared cores, load average 15): pip install of pyspark,
-# pandas, pyarrow, numpy (first download) 3 min 21 s; the test itself 2 min
-# 28 s; the cargo builds of ribbon and the package come on top on a fresh
-# machine.
+# Measured here (2 cores shared with other builds, load average about 15):
+# the pytest run 82 s to 5 min 30 s (9 tests; with a Spark job beside it the
+# latter); the whole script 5 min 35 s with the environment installed and
+# ribbon built (the package's maturin build most of it), about 10 min more
+# from nothing (venv and pip about 4 min, with pip's cache; the first pip
+# download of pyspark, pandas, pyarrow, numpy and maturin took 3 min 21 s;
+# ribbon's cargo build about 5 min).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null 2>&1 || { echo "test-spark: cargo not found: install Rust (rustup) first" >&2; exit 1; }
