@@ -909,7 +909,7 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
         ));
     }
     if !has_filter {
-        if r.entries == Some(0) || (r.filter_entries == Some(0) && r.policy_name.is_some()) {
+        if r.entries == Some(0) || sst.properties().num_data_blocks() == Some(0) {
             // Nothing to filter (range deletions only): RocksDB writes no filter.
             return out; // A file of range deletions only: nothing to filter.
         }
