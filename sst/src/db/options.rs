@@ -99,20 +99,7 @@ impl OptionsFile {
             path: Some(path.to_path_buf()),
             ..Self::default()
         };
-        let mut section = String::new();
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            if line.starts_with('[') {
-                section = line.to_string();
-                continue;
-            }
-            let Some((name, value)) = line.split_once('=') else {
-                continue;
-            };
-            let (name, value) = (name.trim(), value.trim());
+        for (section, name, value) in entries(text) {
             if section == "[DBOptions]" {
                 match name {
                     "wal_dir" if !value.is_empty() => out.wal_dir = Some(PathBuf::from(value)),
@@ -126,10 +113,7 @@ impl OptionsFile {
                     }
                     _ => {}
                 }
-            } else if let Some(cf) = section
-                .strip_prefix("[CFOptions \"")
-                .and_then(|s| s.strip_suffix("\"]"))
-            {
+            } else if let Some(cf) = section_of(section, "CFOptions") {
                 if name == "num_levels" {
                     if let Ok(n) = value.parse::<u32>() {
                         out.num_levels.insert(cf.to_string(), n);
@@ -139,6 +123,37 @@ impl OptionsFile {
         }
         Ok(out)
     }
+}
+
+/// The `(section, name, value)` entries of an OPTIONS file's text, in
+/// order: the section as written (`[DBOptions]`, `[CFOptions "default"]`),
+/// names and values trimmed; blank lines, `#` comments and lines without
+/// `=` skipped. The one reader of the file's syntax (the database reader's
+/// [`OptionsFile`] and `doctor`'s configuration take what they need).
+pub(crate) fn entries(text: &str) -> impl Iterator<Item = (&str, &str, &str)> {
+    let mut section = "";
+    text.lines().filter_map(move |line| {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        if line.starts_with('[') {
+            section = line;
+            return None;
+        }
+        let (name, value) = line.split_once('=')?;
+        Some((section, name.trim(), value.trim()))
+    })
+}
+
+/// The column family a section of `kind` is about: `[KIND "NAME"]` gives
+/// `NAME` (`kind` is `CFOptions` or `TableOptions/BlockBasedTable`).
+pub(crate) fn section_of<'a>(section: &'a str, kind: &str) -> Option<&'a str> {
+    section
+        .strip_prefix('[')?
+        .strip_prefix(kind)?
+        .strip_prefix(" \"")?
+        .strip_suffix("\"]")
 }
 
 /// Where a database's files are, when not all in its directory.
@@ -156,6 +171,32 @@ pub struct OpenOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_carry_their_section_and_skip_what_is_not_an_entry() {
+        let text = "# comment\n[Version]\n  rocksdb_version=11.8.1\n\n[CFOptions \"default\"]\nnum_levels = 7\nno equals sign\n\
+                    [TableOptions/BlockBasedTable \"other cf\"]\nfilter_policy=ribbonfilter:10\n";
+        let got: Vec<_> = entries(text).collect();
+        assert_eq!(
+            got,
+            [
+                ("[Version]", "rocksdb_version", "11.8.1"),
+                ("[CFOptions \"default\"]", "num_levels", "7"),
+                (
+                    "[TableOptions/BlockBasedTable \"other cf\"]",
+                    "filter_policy",
+                    "ribbonfilter:10"
+                ),
+            ]
+        );
+        assert_eq!(section_of(got[1].0, "CFOptions"), Some("default"));
+        assert_eq!(
+            section_of(got[2].0, "TableOptions/BlockBasedTable"),
+            Some("other cf")
+        );
+        assert_eq!(section_of(got[2].0, "CFOptions"), None);
+        assert_eq!(section_of("[DBOptions]", "CFOptions"), None);
+    }
 
     #[test]
     fn wal_dir_mode_and_levels_are_read() {

@@ -7,6 +7,7 @@
 //! file does not say (an older RocksDB, another writer), and the doctor then
 //! says it does not know rather than assume RocksDB's default.
 
+use crate::db::options::section_of;
 use ribbon::plugin::balanced_policy::BalancedPolicy;
 use ribbon::rocksdb::policy::{CompactionStyle, PolicyKind};
 use ribbon::FilterPolicy;
@@ -240,24 +241,11 @@ impl Config {
             path: Some(path.to_path_buf()),
             ..Self::default()
         };
-        let mut section = String::new();
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            if line.starts_with('[') {
-                section = line.to_string();
-                continue;
-            }
-            let Some((name, value)) = line.split_once('=') else {
-                continue;
-            };
-            let (name, value) = (name.trim(), value.trim());
+        for (section, name, value) in crate::db::options::entries(text) {
             if section == "[Version]" && name == "rocksdb_version" {
                 out.rocksdb_version = Some(value.to_string());
-            } else if let Some(cf) = quoted(&section, "[CFOptions \"") {
-                let c = out.column_families.entry(cf).or_default();
+            } else if let Some(cf) = section_of(section, "CFOptions") {
+                let c = out.column_families.entry(cf.to_string()).or_default();
                 match name {
                     "prefix_extractor" => c.prefix_extractor = Some(value.to_string()),
                     "optimize_filters_for_hits" => c.optimize_filters_for_hits = boolean(value),
@@ -274,8 +262,8 @@ impl Config {
                     }
                     _ => {}
                 }
-            } else if let Some(cf) = quoted(&section, "[TableOptions/BlockBasedTable \"") {
-                let c = out.column_families.entry(cf).or_default();
+            } else if let Some(cf) = section_of(section, "TableOptions/BlockBasedTable") {
+                let c = out.column_families.entry(cf.to_string()).or_default();
                 match name {
                     "filter_policy" => c.filter_policy = Some(ConfiguredPolicy::parse(value)),
                     "format_version" => c.format_version = value.parse().ok(),
@@ -298,13 +286,6 @@ impl Config {
         }
         out
     }
-}
-
-fn quoted(section: &str, prefix: &str) -> Option<String> {
-    section
-        .strip_prefix(prefix)
-        .and_then(|s| s.strip_suffix("\"]"))
-        .map(str::to_string)
 }
 
 fn boolean(v: &str) -> Option<bool> {
