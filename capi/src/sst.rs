@@ -4,7 +4,6 @@
 use crate::guard::{self, Failure, Keys, Result};
 use crate::guard::{RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
 use ribbon_sst::{Error, Filter, SstFile, TableInfo};
-use serde::Serialize;
 use std::ffi::{c_char, c_int};
 
 /// An open SST file (opaque): its footer, properties and filter, read once
@@ -214,77 +213,8 @@ pub unsafe extern "C" fn ribbon_sst_info_json(sst: *const RibbonSst, out: *mut *
     unsafe { guard::string_of(sst, SST, out, |h| info_json(&TableInfo::new(&h.sst))) }
 }
 
-/// The fields of `ribbon sst info --json` for one table (the CLI's
-/// `sst_report::TableJson`, same names and meanings).
-#[derive(Serialize)]
-struct InfoJson<'a> {
-    format_version: u32,
-    checksum: &'static str,
-    filter_layout: &'static str,
-    partitions: usize,
-    block_filters: usize,
-    filter_kind: &'a str,
-    filter_family: &'static str,
-    filter_policy: Option<&'a str>,
-    filter_block: Option<&'a str>,
-    filter_bytes: u64,
-    filter_size_property: Option<u64>,
-    num_entries: Option<u64>,
-    num_filter_entries: Option<u64>,
-    bits_per_filter_entry: Option<f64>,
-    bits_per_table_entry: Option<f64>,
-    ribbon_seeds: &'a [u32],
-    ribbon_blocks: u64,
-    bloom_probes: &'a [i32],
-    bloom_cache_lines: u64,
-    expected_fp_rate: Option<f64>,
-    whole_key_filtering: bool,
-    prefix_extractor: Option<&'a str>,
-    comparator: Option<&'a str>,
-    index_type: Option<&'a str>,
-    compression: Option<&'a str>,
-    compression_dict_bytes: u64,
-    data_size: Option<u64>,
-    num_data_blocks: Option<u64>,
-    column_family: Option<&'a str>,
-}
-
-fn finite(x: Option<f64>) -> Option<f64> {
-    x.filter(|v| v.is_finite())
-}
-
 pub(crate) fn info_json(i: &TableInfo) -> Result<String> {
-    let doc = InfoJson {
-        format_version: i.format_version,
-        checksum: i.checksum_type,
-        filter_layout: i.filter_layout,
-        partitions: i.partitions,
-        block_filters: i.block_filters,
-        filter_kind: &i.filter_kind,
-        filter_family: i.family(),
-        filter_policy: i.policy_name.as_deref(),
-        filter_block: i.filter_block_name.as_deref(),
-        filter_bytes: i.filter_bytes,
-        filter_size_property: i.filter_size_property,
-        num_entries: i.num_entries,
-        num_filter_entries: i.num_filter_entries,
-        bits_per_filter_entry: finite(i.bits_per_filter_entry),
-        bits_per_table_entry: finite(i.bits_per_table_entry),
-        ribbon_seeds: &i.seeds,
-        ribbon_blocks: i.ribbon_blocks,
-        bloom_probes: &i.probes,
-        bloom_cache_lines: i.bloom_cache_lines,
-        expected_fp_rate: finite(i.expected_fp_rate),
-        whole_key_filtering: i.whole_key_filtering,
-        prefix_extractor: i.prefix_extractor.as_deref(),
-        comparator: i.comparator.as_deref(),
-        index_type: i.index_type.as_deref(),
-        compression: i.compression.as_deref(),
-        compression_dict_bytes: i.compression_dict_bytes,
-        data_size: i.data_size,
-        num_data_blocks: i.num_data_blocks,
-        column_family: i.column_family.as_deref(),
-    };
+    let doc = i.report();
     serde_json::to_string(&doc)
         .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("info as JSON: {e}")))
 }

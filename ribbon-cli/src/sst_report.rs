@@ -4,62 +4,25 @@
 //! numbers that cannot be given are `-` in text and `null` in JSON, never
 //! NaN or infinity.
 
-use ribbon_sst::{TableInfo, VerifyReport};
+use ribbon_sst::{TableInfo, TableReport, VerifyReport};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// One file of `sst info --json`.
+/// One file of `sst info --json`: its name, and its error or its table
+/// ([`ribbon_sst::TableReport`], the field names the C library uses too).
 #[derive(Debug, Serialize)]
-pub struct InfoJson {
+pub struct InfoJson<'a> {
     file: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    table: Option<TableJson>,
+    table: Option<TableReport<'a>>,
 }
 
-/// The fields of a table that `sst info` reports.
-#[derive(Debug, Serialize)]
-struct TableJson {
-    format_version: u32,
-    checksum: &'static str,
-    filter_layout: &'static str,
-    partitions: usize,
-    block_filters: usize,
-    filter_kind: String,
-    filter_family: &'static str,
-    filter_policy: Option<String>,
-    filter_block: Option<String>,
-    filter_bytes: u64,
-    filter_size_property: Option<u64>,
-    num_entries: Option<u64>,
-    num_filter_entries: Option<u64>,
-    bits_per_filter_entry: Option<f64>,
-    bits_per_table_entry: Option<f64>,
-    ribbon_seeds: Vec<u32>,
-    ribbon_blocks: u64,
-    bloom_probes: Vec<i32>,
-    bloom_cache_lines: u64,
-    expected_fp_rate: Option<f64>,
-    whole_key_filtering: bool,
-    prefix_extractor: Option<String>,
-    comparator: Option<String>,
-    index_type: Option<String>,
-    compression: Option<String>,
-    compression_dict_bytes: u64,
-    data_size: Option<u64>,
-    num_data_blocks: Option<u64>,
-    column_family: Option<String>,
-}
-
-fn finite(x: Option<f64>) -> Option<f64> {
-    x.filter(|v| v.is_finite())
-}
-
-impl InfoJson {
+impl<'a> InfoJson<'a> {
     /// The JSON object for one file.
-    pub fn new(file: &Path, result: &Result<TableInfo, ribbon_sst::Error>) -> Self {
+    pub fn new(file: &Path, result: &'a Result<TableInfo, ribbon_sst::Error>) -> Self {
         let file = file.display().to_string();
         match result {
             Err(e) => InfoJson {
@@ -70,40 +33,14 @@ impl InfoJson {
             Ok(i) => InfoJson {
                 file,
                 error: None,
-                table: Some(TableJson {
-                    format_version: i.format_version,
-                    checksum: i.checksum_type,
-                    filter_layout: i.filter_layout,
-                    partitions: i.partitions,
-                    block_filters: i.block_filters,
-                    filter_kind: i.filter_kind.clone(),
-                    filter_family: i.family(),
-                    filter_policy: i.policy_name.clone(),
-                    filter_block: i.filter_block_name.clone(),
-                    filter_bytes: i.filter_bytes,
-                    filter_size_property: i.filter_size_property,
-                    num_entries: i.num_entries,
-                    num_filter_entries: i.num_filter_entries,
-                    bits_per_filter_entry: finite(i.bits_per_filter_entry),
-                    bits_per_table_entry: finite(i.bits_per_table_entry),
-                    ribbon_seeds: i.seeds.clone(),
-                    ribbon_blocks: i.ribbon_blocks,
-                    bloom_probes: i.probes.clone(),
-                    bloom_cache_lines: i.bloom_cache_lines,
-                    expected_fp_rate: finite(i.expected_fp_rate),
-                    whole_key_filtering: i.whole_key_filtering,
-                    prefix_extractor: i.prefix_extractor.clone(),
-                    comparator: i.comparator.clone(),
-                    index_type: i.index_type.clone(),
-                    compression: i.compression.clone(),
-                    compression_dict_bytes: i.compression_dict_bytes,
-                    data_size: i.data_size,
-                    num_data_blocks: i.num_data_blocks,
-                    column_family: i.column_family.clone(),
-                }),
+                table: Some(i.report()),
             },
         }
     }
+}
+
+fn finite(x: Option<f64>) -> Option<f64> {
+    x.filter(|v| v.is_finite())
 }
 
 fn or_dash<T: ToString>(v: Option<T>) -> String {

@@ -266,3 +266,80 @@ mod tests {
         assert_eq!(compression_label("x;zz;"), "x;zz;");
     }
 }
+
+/// A table's [`TableInfo`] under the field names of `ribbon sst info --json`
+/// (the CLI's, the C library's `ribbon_sst_info_json`): one name per
+/// meaning, numbers that cannot be given (not finite) as `None`. With the
+/// `serde` feature it serializes to exactly that object.
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)] // each field is the `TableInfo` field of that meaning
+pub struct TableReport<'a> {
+    pub format_version: u32,
+    pub checksum: &'static str,
+    pub filter_layout: &'static str,
+    pub partitions: usize,
+    pub block_filters: usize,
+    pub filter_kind: &'a str,
+    pub filter_family: &'static str,
+    pub filter_policy: Option<&'a str>,
+    pub filter_block: Option<&'a str>,
+    pub filter_bytes: u64,
+    pub filter_size_property: Option<u64>,
+    pub num_entries: Option<u64>,
+    pub num_filter_entries: Option<u64>,
+    pub bits_per_filter_entry: Option<f64>,
+    pub bits_per_table_entry: Option<f64>,
+    pub ribbon_seeds: &'a [u32],
+    pub ribbon_blocks: u64,
+    pub bloom_probes: &'a [i32],
+    pub bloom_cache_lines: u64,
+    pub expected_fp_rate: Option<f64>,
+    pub whole_key_filtering: bool,
+    pub prefix_extractor: Option<&'a str>,
+    pub comparator: Option<&'a str>,
+    pub index_type: Option<&'a str>,
+    pub compression: Option<&'a str>,
+    pub compression_dict_bytes: u64,
+    pub data_size: Option<u64>,
+    pub num_data_blocks: Option<u64>,
+    pub column_family: Option<&'a str>,
+}
+
+impl TableInfo {
+    /// This table under the field names of `ribbon sst info --json`.
+    pub fn report(&self) -> TableReport<'_> {
+        let finite = |x: Option<f64>| x.filter(|v| v.is_finite());
+        TableReport {
+            format_version: self.format_version,
+            checksum: self.checksum_type,
+            filter_layout: self.filter_layout,
+            partitions: self.partitions,
+            block_filters: self.block_filters,
+            filter_kind: &self.filter_kind,
+            filter_family: self.family(),
+            filter_policy: self.policy_name.as_deref(),
+            filter_block: self.filter_block_name.as_deref(),
+            filter_bytes: self.filter_bytes,
+            filter_size_property: self.filter_size_property,
+            num_entries: self.num_entries,
+            num_filter_entries: self.num_filter_entries,
+            bits_per_filter_entry: finite(self.bits_per_filter_entry),
+            bits_per_table_entry: finite(self.bits_per_table_entry),
+            ribbon_seeds: &self.seeds,
+            ribbon_blocks: self.ribbon_blocks,
+            bloom_probes: &self.probes,
+            bloom_cache_lines: self.bloom_cache_lines,
+            expected_fp_rate: finite(self.expected_fp_rate),
+            whole_key_filtering: self.whole_key_filtering,
+            prefix_extractor: self.prefix_extractor.as_deref(),
+            comparator: self.comparator.as_deref(),
+            index_type: self.index_type.as_deref(),
+            compression: self.compression.as_deref(),
+            compression_dict_bytes: self.compression_dict_bytes,
+            data_size: self.data_size,
+            num_data_blocks: self.num_data_blocks,
+            column_family: self.column_family.as_deref(),
+        }
+    }
+}

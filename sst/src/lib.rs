@@ -82,7 +82,7 @@ pub use error::{BlockKind, Error};
 pub use filter::{Filter, FilterSummary, Partition};
 pub use footer::Footer;
 pub use handle::BlockHandle;
-pub use info::TableInfo;
+pub use info::{TableInfo, TableReport};
 pub use prefix::PrefixExtractor;
 pub use properties::{IndexType, TableProperties};
 pub use table::{ReaderVersion, SstFile};
