@@ -1,5 +1,5 @@
 //! `ribbon doctor --json`: one document, built with serde_json (schema in
-//! `docs/doctor.md`).
+//! [`docs/doctor.md`](https://github.com/rocks-ribbon/rocks-ribbon/blob/main/docs/doctor.md)).
 
 use ribbon_sst::doctor::{config::CfConfig, CfReport, FileReport, Finding, LevelReport, Measured, Report};
 use serde_json::{json, Value};

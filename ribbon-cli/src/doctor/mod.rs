@@ -1,6 +1,6 @@
 //! `ribbon doctor DIR`: the diagnosis of [`ribbon_sst::doctor`] rendered as
 //! text (the default), one JSON document (`--json`, schema in
-//! `docs/doctor.md`) or a self-contained HTML page (`--html FILE`).
+//! [`docs/doctor.md`](https://github.com/rocks-ribbon/rocks-ribbon/blob/main/docs/doctor.md)) or a self-contained HTML page (`--html FILE`).
 
 mod html;
 mod json;

@@ -9,7 +9,7 @@ use ribbon::rocksdb::policy::FilterKind;
 use ribbon::{BuildContext, FilterBuilder};
 
 /// Build speed in ns/key at one key count, as measured in
-/// `docs/benchmarks.md` (criterion medians, the "RocksDB C++" column of
+/// [`docs/benchmarks.md`](https://github.com/rocks-ribbon/rocks-ribbon/blob/main/docs/benchmarks.md) (criterion medians, the "RocksDB C++" column of
 /// the table "Ribbon build, n = N" / "FastLocalBloom build, n = N" rows
 /// for RocksDB's own filters, the "Rust" column of "Balanced build" for
 /// `rust.BalancedRibbon`). A test reads that file and checks each value.
@@ -25,7 +25,7 @@ pub struct BuildSpeed {
     pub balanced_ns: Option<f64>,
 }
 
-/// The measured build speeds (`docs/benchmarks.md`).
+/// The measured build speeds ([`docs/benchmarks.md`](https://github.com/rocks-ribbon/rocks-ribbon/blob/main/docs/benchmarks.md)).
 pub const BUILD_SPEEDS: [BuildSpeed; 4] = [
     BuildSpeed {
         n: 10_000,
