@@ -216,3 +216,65 @@ class Sketch:
     def estimate_difference(self, other: "Sketch") -> int: ...
     def diff(self, other: "Sketch") -> Tuple[List[bytes], List[bytes]]:
         """(keys only in self's set, keys only in other's), sorted; ``ReconcileError`` if undecodable."""
+
+# Sharded (billion-key) containers: the building blocks of rocks_ribbon.spark
+# and the reader of `ribbon big build`'s files.
+
+#: The most shard bits a container may have.
+MAX_SHARD_BITS: int
+#: The length of a shard file's header (before its filter bytes).
+SHARD_FILE_HEADER_LEN: int
+
+def key_hash(key: bytes) -> int:
+    """The 64-bit hash of ``key`` (RocksDB's ``GetSliceHash64``) that picks its shard."""
+def shard_of(hash: int, shard_bits: int) -> int:
+    """The shard of a key with 64-bit hash ``hash`` among ``2**shard_bits``."""
+def shard_of_key(key: bytes, shard_bits: int) -> int:
+    """``shard_of(key_hash(key), shard_bits)``."""
+def hash_arrow(offsets: bytes, data: bytes, offset: int, length: int) -> bytes:
+    """The keys of a ``large_binary`` Arrow array's buffers, hashed: 8 little-endian bytes per key."""
+def build_shard(
+    hashes: Sequence[bytes],
+    shard: int,
+    shard_bits: int,
+    *,
+    bits: float = 7.0,
+    kind: str = "balanced",
+    width: int = 64,
+) -> bytes:
+    """Shard ``shard``'s file from its keys' hashes (the bytes of ``ribbon big shard``)."""
+def assemble(shard_bits: int, shard_files: Sequence[bytes]) -> bytes:
+    """The container of the ``2**shard_bits`` shard files, in memory."""
+def assemble_files(shard_bits: int, shard_paths: Sequence[StrPath], out_path: StrPath) -> int:
+    """The container of the shard files at ``shard_paths``, written to ``out_path``; its length."""
+
+class ShardRouter:
+    """Hashes keys and holds each hash in its shard's buffer (inside one Spark task)."""
+
+    def __init__(self, shard_bits: int) -> None: ...
+    def add_arrow(self, offsets: bytes, data: bytes, offset: int, length: int) -> None: ...
+    @property
+    def buffered(self) -> int: ...
+    def drain(self) -> List[Tuple[int, bytes]]: ...
+
+class ShardedFilter:
+    """A sharded filter file (``ribbon big build``, ``rocks_ribbon.spark``), memory-mapped."""
+
+    def __init__(self, path: StrPath) -> None: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def num_keys(self) -> int: ...
+    @property
+    def shard_bits(self) -> int: ...
+    @property
+    def file_len(self) -> int: ...
+    @property
+    def bits_per_key(self) -> float: ...
+    @property
+    def expected_fp_rate(self) -> float: ...
+    def may_contain(self, key: bytes) -> bool: ...
+    def may_contain_hash(self, hash: int) -> bool: ...
+    def may_contain_many(self, keys: Sequence[bytes]) -> List[bool]: ...
+    def may_contain_arrow(self, offsets: bytes, data: bytes, offset: int, length: int) -> bytes: ...
+    def verify(self) -> None: ...

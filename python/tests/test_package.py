@@ -32,6 +32,15 @@ def test_every_public_name_has_a_stub_and_a_docstring():
             assert (obj.__doc__ or "").strip(), f"{name} has no docstring"
 
 
+def test_every_name_of_the_extension_module_has_a_stub():
+    from rocks_ribbon import _rocks_ribbon as ext
+
+    stubs = stub_names()
+    public = [n for n in dir(ext) if not n.startswith("_")]
+    missing = [n for n in public if n not in stubs]
+    assert not missing, f"no stub in _rocks_ribbon.pyi for {missing}"
+
+
 def test_exceptions_form_one_hierarchy():
     for name in ["IoError", "CorruptionError", "UnsupportedError", "NotAFilterError",
                  "PolicyError", "ConfigError", "ReconcileError", "ClosedError"]:
