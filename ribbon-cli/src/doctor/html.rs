@@ -3,7 +3,7 @@
 //! (bars) with the promised and measured FP rates (points, right axis),
 //! the findings beside it, and the level table below.
 
-use super::{bytes, families, pct, saving};
+use super::{bytes, families, level_rows, pct, saving};
 use ribbon_sst::doctor::{CfReport, Report};
 use std::fmt::Write;
 
@@ -228,17 +228,7 @@ td:last-child,th:last-child{text-align:left}
         s.push_str("</div></div>");
         s.push_str("<table><tr><th>level</th><th>files</th><th>keys</th><th>filter</th><th>bits/key</th><th>promised FP</th><th>measured FP</th><th>as ribbonfilter</th><th>as rust.BalancedRibbon</th><th>kinds</th></tr>");
         let total = cf.total();
-        for l in cf.levels.iter().chain(std::iter::once(&total)) {
-            let name = if std::ptr::eq(l, &total) {
-                "all".to_string()
-            } else {
-                format!("L{}", l.level)
-            };
-            let promised = if std::ptr::eq(l, &total) {
-                (l.measured.queries > 0).then(|| l.measured.expected / l.measured.queries as f64)
-            } else {
-                l.promised_fp
-            };
+        for (l, name, promised) in level_rows(cf, &total) {
             let _ = write!(
                 s,
                 "<tr><td>{name}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>saves {}</td><td>saves {}</td><td>{}</td></tr>",

@@ -104,6 +104,22 @@ pub(crate) fn saving(now: u64, then: u64) -> String {
     format!("{} ({:.0}%)", bytes(saved), 100.0 * saved as f64 / now as f64)
 }
 
+/// The rows of a column family's level table, each level and then `total`
+/// (its [`CfReport::total`]): the row, its label (`L<level>`, or `all`) and
+/// the FP rate it promises (for `all`, the mean promise over the queries
+/// measured), as the text and HTML reports print them.
+fn level_rows<'a>(
+    cf: &'a CfReport,
+    total: &'a LevelReport,
+) -> impl Iterator<Item = (&'a LevelReport, String, Option<f64>)> {
+    let levels = cf
+        .levels
+        .iter()
+        .map(|l| (l, format!("L{}", l.level), l.promised_fp));
+    let mean = (total.measured.queries > 0).then(|| total.measured.expected / total.measured.queries as f64);
+    levels.chain(std::iter::once((total, "all".to_string(), mean)))
+}
+
 fn configured(cf: &CfReport) -> String {
     let Some(c) = &cf.config else {
         return "unknown (no OPTIONS section)".to_string();
@@ -162,17 +178,7 @@ pub fn text(r: &Report) -> String {
             "level", "files", "keys", "filter", "bits/key", "promised", "measured"
         );
         let total = cf.total();
-        for l in cf.levels.iter().chain(std::iter::once(&total)) {
-            let name = if std::ptr::eq(l, &total) {
-                "all".to_string()
-            } else {
-                format!("L{}", l.level)
-            };
-            let promised = if std::ptr::eq(l, &total) {
-                (l.measured.queries > 0).then(|| l.measured.expected / l.measured.queries as f64)
-            } else {
-                l.promised_fp
-            };
+        for (l, name, promised) in level_rows(cf, &total) {
             let _ = writeln!(
                 s,
                 "  {:<5} {:>6} {:>11} {:>10} {:>8} {:>9} {:>9}  {}{}{}",
