@@ -124,6 +124,35 @@ fn how() -> DoctorOptions {
     }
 }
 
+/// [`how`], judging a copy of the newest OPTIONS file of `dir` (written
+/// next to it as `planned.ini`) whose `filter_policy` is `policy`: a
+/// configuration about to be deployed, or the one deployed with what the
+/// OPTIONS file leaves out (RocksDB 11.8.1 writes the policy's name only).
+fn how_with_policy(dir: &Path, policy: &str) -> DoctorOptions {
+    let options_file = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("OPTIONS-"))
+        .max()
+        .unwrap();
+    let text = std::fs::read_to_string(&options_file).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("filter_policy="))
+        .unwrap()
+        .to_string();
+    let planned = dir.join("planned.ini");
+    std::fs::write(
+        &planned,
+        text.replace(&line, &format!("  filter_policy={policy}")),
+    )
+    .unwrap();
+    DoctorOptions {
+        options_file: Some(planned),
+        ..how()
+    }
+}
+
 #[test]
 fn healthy_database_has_no_finding() {
     let tmp = tempfile::tempdir().unwrap();
@@ -187,6 +216,105 @@ fn few_keys_fall_back_to_bloom() {
     expect(&r, &[(Code::BloomFallbackFewKeys, Some(0))]);
 }
 
+/// Ribbon everywhere (`ribbonfilter:10:-1`), and filter-construction cache
+/// charging (`cache_usage_options`, kFilterConstruction) on a strict
+/// one-shard block cache too small for the banding: RocksDB's Standard128
+/// Ribbon builder falls back to FastLocalBloom
+/// (`table/block_based/filter_policy.cc`,
+/// `Standard128RibbonBitsBuilder::Finish`: `MakeCacheReservation` of the
+/// banding bytes fails with MemoryLimit). Judged against the deployed
+/// `ribbonfilter:10:-1` (the OPTIONS file records the name only), the level
+/// written under the small cache, and no other, has the finding; the twin
+/// written without it has none. Judged by the OPTIONS file alone
+/// (`bloom_before_level` unknown, RocksDB's default 0 assumed for flushes),
+/// the same file is a `bloom_before_level` finding whose message also names
+/// the cache-charging fall-back: the doctor cannot tell them apart.
+#[test]
+fn cache_charging_falls_back_to_bloom() {
+    use ribbon_compat::construction::{install_recording_cache, ChargeEventKind, ChargeRecorder};
+    let mut t = BlockBasedOptions::default();
+    t.set_hybrid_ribbon_filter(10.0, -1);
+    let plain = options(&t);
+    // 20,000 keys: a 256 KiB bucket of hashes is charged, then the banding
+    // (about 20 bytes a slot) does not fit in 600 KiB.
+    let small_cache = || {
+        let mut o = options(&t);
+        let recorder = install_recording_cache(&mut o, 600 << 10, true, true).unwrap();
+        (o, recorder)
+    };
+    let assert_refused = |r: &ChargeRecorder| {
+        let events = r.events();
+        assert!(
+            events.iter().any(|e| e.kind == ChargeEventKind::Insert && !e.ok),
+            "the cache refused no charge: {events:?}"
+        );
+    };
+    // The filter kind of each file by level, read by ribbon-sst's own
+    // reader, and the report's view of it.
+    let kinds = |dir: &Path, r: &Report| -> Vec<(u32, String)> {
+        let mut v: Vec<(u32, String)> = r.column_families[0]
+            .files
+            .iter()
+            .map(|f| {
+                let path = dir.join(format!("{:06}.sst", f.number));
+                let read = ribbon_sst::SstFile::open(&path)
+                    .unwrap()
+                    .filter()
+                    .summary()
+                    .kind_label();
+                assert_eq!(f.kind_detail, read, "file {}", f.number);
+                let family = if read == "FastLocalBloom" {
+                    "Bloom"
+                } else {
+                    "Ribbon"
+                };
+                assert_eq!(f.family, family, "file {}", f.number);
+                (f.level, read)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let deployed = |dir: &Path| how_with_policy(dir, "ribbonfilter:10:-1");
+    let (ribbon, bloom) = ("Standard128Ribbon".to_string(), "FastLocalBloom".to_string());
+
+    // The last level compacted under the small cache, the flush without.
+    let tmp = tempfile::tempdir().unwrap();
+    let (charged, recorder) = small_cache();
+    write(tmp.path(), &charged, 0..BIG, true);
+    assert_refused(&recorder);
+    write(tmp.path(), &plain, BIG..2 * BIG, false);
+    let r = check(tmp.path(), &plain, &deployed(tmp.path()));
+    assert_eq!(kinds(tmp.path(), &r), [(0, ribbon.clone()), (6, bloom.clone())]);
+    expect(&r, &[(Code::CacheChargingFallback, Some(6))]);
+    let r = check(tmp.path(), &plain, &how());
+    expect(&r, &[(Code::BloomBeforeLevel, Some(6))]);
+    let (_, f) = r.findings().next().unwrap();
+    assert!(f.message.contains("cache charging"), "{}", f.message);
+    assert_eq!(f.file_numbers.len(), 1);
+
+    // The flush under the small cache, the last level without.
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), &plain, 0..BIG, true);
+    let (charged, recorder) = small_cache();
+    write(tmp.path(), &charged, BIG..2 * BIG, false);
+    assert_refused(&recorder);
+    let r = check(tmp.path(), &plain, &deployed(tmp.path()));
+    assert_eq!(kinds(tmp.path(), &r), [(0, bloom), (6, ribbon.clone())]);
+    expect(&r, &[(Code::CacheChargingFallback, Some(0))]);
+    let r = check(tmp.path(), &plain, &how());
+    expect(&r, &[(Code::BloomBeforeLevel, Some(0))]);
+
+    // The healthy twin: the same writes without the small cache.
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), &plain, 0..BIG, true);
+    write(tmp.path(), &plain, BIG..2 * BIG, false);
+    let r = check(tmp.path(), &plain, &deployed(tmp.path()));
+    assert_eq!(kinds(tmp.path(), &r), [(0, ribbon.clone()), (6, ribbon)]);
+    expect(&r, &[]);
+    expect(&check(tmp.path(), &plain, &how()), &[]);
+}
+
 #[test]
 fn optimize_filters_for_hits_leaves_the_last_level_without_filter() {
     let tmp = tempfile::tempdir().unwrap();
@@ -226,28 +354,7 @@ fn filters_of_an_incompatible_policy_are_ignored() {
     write(tmp.path(), &opts, 0..BIG, true);
     // Judged against a configuration about to be deployed: Balanced Ribbon
     // filters are stored under another compatibility name.
-    let options_file = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("OPTIONS-"))
-        .max()
-        .unwrap();
-    let text = std::fs::read_to_string(&options_file).unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("filter_policy="))
-        .unwrap()
-        .to_string();
-    let planned = tmp.path().join("planned.ini");
-    std::fs::write(
-        &planned,
-        text.replace(&line, "  filter_policy=rust.BalancedRibbon:10:1"),
-    )
-    .unwrap();
-    let how_planned = DoctorOptions {
-        options_file: Some(planned),
-        ..how()
-    };
+    let how_planned = how_with_policy(tmp.path(), "rust.BalancedRibbon:10:1");
     let r = check(tmp.path(), &opts, &how_planned);
     expect(&r, &[(Code::IncompatiblePolicy, Some(6))]);
     // No policy at all: RocksDB reads no filter, and the new file has none.

@@ -88,7 +88,10 @@ pub enum Code {
     /// Bloom where Ribbon is configured with no other cause: Ribbon's
     /// fall-back when filter-construction cache charging refuses the
     /// banding memory (not recorded in OPTIONS), or a `bloom_before_level`
-    /// that was higher when the file was written.
+    /// that was higher when the file was written. Reported only when the
+    /// configured `bloom_before_level` is known (an OPTIONS file with the
+    /// policy's bits and level, such as `--options`); else such a file is
+    /// a [`Code::BloomBeforeLevel`] finding whose message names both causes.
     CacheChargingFallback,
     /// `optimize_filters_for_hits`: the last non-empty level has no filter,
     /// or its filters are skipped by `Get`.
@@ -1102,10 +1105,10 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
             ));
         } else if !known {
             let message = if r.level == 0 {
-                "Bloom, not Ribbon: flushes get FastLocalBloom under bloom_before_level >= 0 (RocksDB's default 0; the OPTIONS file does not record it)".to_string()
+                "Bloom, not Ribbon: flushes get FastLocalBloom under bloom_before_level >= 0 (RocksDB's default 0; the OPTIONS file does not record it), unless Ribbon fell back under filter-construction cache charging (give --options with filter_policy=ribbonfilter:BITS:LEVEL to tell them apart)".to_string()
             } else {
                 format!(
-                    "Bloom, not Ribbon, for {n} keys at level {}: flushed as Bloom (bloom_before_level >= 0, RocksDB's default) and moved down, or written when bloom_before_level was above {} (the OPTIONS file does not record it), or Ribbon fell back under filter-construction cache charging",
+                    "Bloom, not Ribbon, for {n} keys at level {}: flushed as Bloom (bloom_before_level >= 0, RocksDB's default) and moved down, or written when bloom_before_level was above {} (the OPTIONS file does not record it), or Ribbon fell back under filter-construction cache charging (give --options with filter_policy=ribbonfilter:BITS:LEVEL to tell them apart)",
                     r.level, r.level
                 )
             };
