@@ -67,27 +67,62 @@ fn from_cargo_metadata() -> PathBuf {
     panic!("librocksdb-sys not found in `cargo metadata`; is it a dependency?");
 }
 
+/// The version of the RocksDB sources at `rocksdb` (the directory
+/// [`rocksdb_source_dir`] returns), read from `include/rocksdb/version.h`:
+/// `(major, minor, patch)`.
+pub fn rocksdb_version(rocksdb: &std::path::Path) -> (u32, u32, u32) {
+    let header = rocksdb.join("include/rocksdb/version.h");
+    let text =
+        std::fs::read_to_string(&header).unwrap_or_else(|e| panic!("cannot read {}: {e}", header.display()));
+    let field = |name: &str| -> u32 {
+        text.lines()
+            .find_map(|line| {
+                let mut words = line.split_whitespace();
+                (words.next() == Some("#define") && words.next() == Some(name))
+                    .then(|| words.next().and_then(|v| v.parse().ok()))
+                    .flatten()
+            })
+            .unwrap_or_else(|| panic!("{} defines no numeric {name}", header.display()))
+    };
+    (
+        field("ROCKSDB_MAJOR"),
+        field("ROCKSDB_MINOR"),
+        field("ROCKSDB_PATCH"),
+    )
+}
+
 /// A `cc::Build` with the flags `librocksdb-sys` compiles RocksDB with on
-/// Linux, so class layouts match: C++20, NDEBUG, the platform defines, RTTI
-/// left at the compiler default (librocksdb-sys does not pass -fno-rtti).
+/// Linux, so class layouts match: NDEBUG, the platform defines, RTTI left at
+/// the compiler default (librocksdb-sys does not pass -fno-rtti), and the
+/// C++ standard and defines of the `librocksdb-sys` that ships these sources:
+/// 0.19 (RocksDB 11) compiles with C++20 and defines HAVE_ALIGNED_NEW,
+/// HAVE_UINT128_EXTENSION and the AUXV/FALLOCATE/RANGESYNC probes; 0.17
+/// (RocksDB 10) compiles with C++17 and defines ROCKSDB_SUPPORT_THREAD_LOCAL
+/// instead (their build.rs files, side by side).
 pub fn configure(build: &mut cc::Build, rocksdb: &std::path::Path) {
+    let (major, _, _) = rocksdb_version(rocksdb);
     build
         .cpp(true)
-        .std("c++20")
         .include(rocksdb.join("include"))
         .include(rocksdb)
         .define("NDEBUG", Some("1"))
-        .define("HAVE_ALIGNED_NEW", None)
-        .define("HAVE_UINT128_EXTENSION", None)
         .define("OS_LINUX", None)
         .define("ROCKSDB_PLATFORM_POSIX", None)
         .define("ROCKSDB_LIB_IO_POSIX", None)
         .define("ROCKSDB_SCHED_GETCPU_PRESENT", None)
-        .define("ROCKSDB_AUXV_GETAUXVAL_PRESENT", None)
-        .define("ROCKSDB_FALLOCATE_PRESENT", None)
-        .define("ROCKSDB_RANGESYNC_PRESENT", None)
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-missing-field-initializers")
         .flag_if_supported("-Wno-unused-variable")
         .warnings(false);
+    if major >= 11 {
+        build
+            .std("c++20")
+            .define("HAVE_ALIGNED_NEW", None)
+            .define("HAVE_UINT128_EXTENSION", None)
+            .define("ROCKSDB_AUXV_GETAUXVAL_PRESENT", None)
+            .define("ROCKSDB_FALLOCATE_PRESENT", None)
+            .define("ROCKSDB_RANGESYNC_PRESENT", None);
+    } else {
+        build.std("c++17").define("ROCKSDB_SUPPORT_THREAD_LOCAL", None);
+    }
 }

@@ -3,6 +3,10 @@
 // (rocks-bridge/src/ffi.rs): the `rust.*` policies and the ones users
 // register (rocks_bridge::custom) alike. The Rust side catches every panic;
 // nothing here throws into RocksDB.
+//
+// It compiles against the headers of whichever librocksdb-sys the build
+// links: RocksDB 11.8.1 (rust-rocksdb 0.25) or 10.4.2 (rust-rocksdb 0.24).
+// What differs between them is marked `#if ROCKSDB_MAJOR`.
 #include "rocks-bridge/cpp/rust_filter_policy.h"
 
 #include <algorithm>
@@ -10,12 +14,15 @@
 #include <deque>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "cache/cache_reservation_manager.h"
+#include "options/options_parser.h"
 #include "rocks-bridge/src/ffi.rs.h"
+#include "rocks-bridge/src/rocksdb_ffi.rs.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/filter_policy.h"
@@ -23,6 +30,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb/utilities/object_registry.h"
 #include "rocksdb/utilities/options_type.h"
+#include "rocksdb/version.h"
 #include "table/block_based/filter_policy_internal.h"
 
 namespace rocks_bridge {
@@ -75,6 +83,19 @@ using FilterConstructionCharge = rocksdb::CacheReservationManagerImpl<
 // The filter RocksDB writes when construction failed: 6 zero bytes.
 Slice FinishAlwaysTrue() { return Slice("\0\0\0\0\0\0", 6); }
 
+// The builder interface with CalculateSpace and EstimatedFpRate: RocksDB 11
+// declares them on FilterBitsBuilder itself; RocksDB 10 only on
+// BuiltinFilterBitsBuilder, the FilterBitsBuilder subclass its own builders
+// derive from (table/block_based/filter_policy_internal.h). Nothing in
+// RocksDB 10 casts a builder to it (only the filter_bench tool does), so
+// deriving from it there changes nothing but letting `override` check the
+// signatures.
+#if ROCKSDB_MAJOR >= 11
+using BitsBuilderBase = FilterBitsBuilder;
+#else
+using BitsBuilderBase = rocksdb::BuiltinFilterBitsBuilder;
+#endif
+
 // Filters are built in Rust; this class replays around them what RocksDB's
 // FastLocalBloom and Ribbon builders (XXPH3FilterBitsBuilder and its
 // subclasses) do with the block cache and with
@@ -87,7 +108,7 @@ Slice FinishAlwaysTrue() { return Slice("\0\0\0\0\0\0", 6); }
 //   until the builder is destroyed;
 // - the buckets are released once the entries are no longer needed: at
 //   Finish, or at MaybePostVerify when the entries are kept for it.
-class RustBitsBuilder : public FilterBitsBuilder {
+class RustBitsBuilder : public BitsBuilderBase {
  public:
   RustBitsBuilder(rust::Box<BuilderHandle> inner,
                   std::shared_ptr<rocksdb::CacheReservationManager> charge,
@@ -379,6 +400,49 @@ rust::String policy_id(rust::Str id) {
                                 std::string(id) + "\"");
   }
   return policy ? rust::String(policy->GetId()) : rust::String();
+}
+
+void persist_options(rust::Str file, rust::Str db_options,
+                     rust::Slice<const FamilyOptions> families) {
+  // Unknown option names are errors, and so is a filter policy (or any
+  // object) that RocksDB cannot create: RocksDB's defaults would leave the
+  // table quietly without the filter the string names, through
+  // ignore_unsupported_options and through BlockBasedTableFactory::
+  // ParseOption, which drops the error of an option held "by name" (the
+  // filter policy) while input_strings_escaped is set. The ObjectRegistry
+  // holds the rust.* policies once rocks_bridge::register has run.
+  rocksdb::ConfigOptions config;
+  config.ignore_unknown_options = false;
+  config.ignore_unsupported_options = false;
+  config.input_strings_escaped = false;
+  // Writing and checking the file: RocksDB's own settings (the file is
+  // escaped as RocksDB writes and reads OPTIONS files), nothing ignored.
+  rocksdb::ConfigOptions persist;
+  persist.ignore_unknown_options = false;
+  persist.ignore_unsupported_options = false;
+  auto check = [](const rocksdb::Status& s, const std::string& what) {
+    if (!s.ok()) throw std::invalid_argument(what + ": " + s.ToString());
+  };
+  rocksdb::DBOptions db;
+  check(rocksdb::GetDBOptionsFromString(config, rocksdb::DBOptions(),
+                                        std::string(db_options), &db),
+        "the database options");
+  std::vector<std::string> names;
+  std::vector<rocksdb::ColumnFamilyOptions> cfs;
+  for (const FamilyOptions& family : families) {
+    names.emplace_back(std::string(family.name));
+    cfs.emplace_back();
+    check(rocksdb::GetColumnFamilyOptionsFromString(
+              config, rocksdb::ColumnFamilyOptions(),
+              std::string(family.options), &cfs.back()),
+          "the options of column family \"" + names.back() + "\"");
+  }
+  // Writes the file, reads it back and checks that every option read equals
+  // the one written (the config's sanity level: exact match).
+  check(rocksdb::PersistRocksDBOptions(rocksdb::WriteOptions(), persist, db,
+                                       names, cfs, std::string(file),
+                                       persist.env->GetFileSystem().get()),
+        "writing the OPTIONS file");
 }
 
 }  // namespace rocks_bridge

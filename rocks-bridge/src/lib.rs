@@ -38,8 +38,63 @@
 //! let db = DB::open(&opts, "/tmp/rust-ribbon-db").unwrap();
 //! db.put(b"key", b"value").unwrap();
 //! ```
+//!
+//! # Which rust-rocksdb
+//!
+//! One feature picks the rust-rocksdb release this crate plugs into; enable
+//! exactly one (a mismatch is a compile-time error):
+//!
+//! | feature | rust-rocksdb | librocksdb-sys | RocksDB |
+//! |---|---|---|---|
+//! | `rocksdb-0-25` (default) | 0.25 | 0.19 | 11.8.1 |
+//! | `rocksdb-0-24` | 0.24 | 0.17.3 | 10.4.2 |
+//!
+//! Cargo links one `librocksdb-sys` per build, so this crate asks for the
+//! range of both releases and your own `rocksdb` dependency picks which.
+//! A rust-rocksdb 0.24 project writes:
+//!
+//! ```toml
+//! rocksdb = "0.24"
+//! rocks-bridge = { version = "0.1", default-features = false, features = ["rocksdb-0-24"] }
+//! ```
+//!
+//! rust-rocksdb 0.24 gives no access to the RocksDB object behind an
+//! `Options`, so [`set_filter_policy`] exists only with `rocksdb-0-25`.
+//! With either, [`options_from_strings`] builds `Options` from RocksDB options
+//! strings (the filter policy among them), and `Options::load_latest`
+//! reopens a database from its OPTIONS file once [`register`] has run.
+//! [`ROCKSDB_VERSION`] says which RocksDB a build has.
 
 #![warn(missing_docs)]
+
+// Exactly one rust-rocksdb feature, and the RocksDB that feature's release
+// ships: build.rs reads the version from the headers the C++ half compiles
+// against (rocks_bridge_rocksdb_major, ROCKS_BRIDGE_ROCKSDB_VERSION).
+#[cfg(all(feature = "rocksdb-0-24", feature = "rocksdb-0-25"))]
+compile_error!(
+    "rocks-bridge: the features `rocksdb-0-24` and `rocksdb-0-25` are both enabled; enable exactly one \
+     (rust-rocksdb 0.24: `default-features = false, features = [\"rocksdb-0-24\"]`)"
+);
+#[cfg(not(any(feature = "rocksdb-0-24", feature = "rocksdb-0-25")))]
+compile_error!(
+    "rocks-bridge: enable one of the features `rocksdb-0-25` (rust-rocksdb 0.25, the default) \
+     and `rocksdb-0-24` (rust-rocksdb 0.24)"
+);
+#[cfg(all(feature = "rocksdb-0-24", not(rocks_bridge_rocksdb_major = "10")))]
+compile_error!(concat!(
+    "rocks-bridge: the feature `rocksdb-0-24` is for rust-rocksdb 0.24 (RocksDB 10.4), but this build's \
+     librocksdb-sys ships RocksDB ",
+    env!("ROCKS_BRIDGE_ROCKSDB_VERSION"),
+    "; with rust-rocksdb 0.25 use the default feature `rocksdb-0-25`"
+));
+#[cfg(all(feature = "rocksdb-0-25", not(rocks_bridge_rocksdb_major = "11")))]
+compile_error!(concat!(
+    "rocks-bridge: the feature `rocksdb-0-25` is for rust-rocksdb 0.25 (RocksDB 11.8), but this build's \
+     librocksdb-sys ships RocksDB ",
+    env!("ROCKS_BRIDGE_ROCKSDB_VERSION"),
+    "; with rust-rocksdb 0.24 use `default-features = false, features = [\"rocksdb-0-24\"]`"
+));
+
 mod balanced;
 mod bloom_before_level;
 mod builtin;
@@ -53,8 +108,14 @@ mod rocksdb_ffi;
 /// in the workspace and checked against RocksDB's header at compile time.
 pub use ffi::bridge::TableFileCreationReason;
 
-use rocksdb::{AsRawPtr, Options};
+#[cfg(feature = "rocksdb-0-25")]
+use rocksdb::AsRawPtr;
+use rocksdb::{Cache, ColumnFamilyDescriptor, Env, Options};
 use std::fmt;
+
+/// The version of the RocksDB this build links (`"11.8.1"`, `"10.4.2"`),
+/// read from its headers when the crate was built.
+pub const ROCKSDB_VERSION: &str = env!("ROCKS_BRIDGE_ROCKSDB_VERSION");
 
 /// A policy id RocksDB rejected, or options without a block-based table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +159,10 @@ pub fn register() {
 /// in place from the options string
 /// `block_based_table_factory={filter_policy=ID}`, as
 /// `rocksdb_get_options_from_string` does, with `opts` as both its base and
-/// its result.
+/// its result. It needs rust-rocksdb's raw-pointer access, so it exists with
+/// the `rocksdb-0-25` feature only; with `rocksdb-0-24`, see
+/// [`options_from_strings`].
+#[cfg(feature = "rocksdb-0-25")]
 pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<Option<String>, Error> {
     register();
     let id = rocksdb_ffi::bridge::policy_id(policy).map_err(|e| Error(e.what().to_string()))?;
@@ -135,6 +199,116 @@ pub fn set_filter_policy(opts: &mut Options, policy: &str) -> Result<Option<Stri
         )));
     }
     Ok((!id.is_empty()).then_some(id))
+}
+
+/// `Options` for a database and its column families, built from RocksDB
+/// options strings by RocksDB's own parser, as `Options::load_latest` would
+/// load them from an OPTIONS file: `db_options` holds `DBOptions`
+/// (`"create_if_missing=true;create_missing_column_families=true"`), and each
+/// `(name, options)` of `column_families` one family's `ColumnFamilyOptions`
+/// (`"block_based_table_factory={filter_policy=rust.RibbonFilter:10:1}"`).
+/// Open the database with the returned descriptors:
+/// `DB::open_cf_descriptors(&opts, path, families)`.
+///
+/// The `default` family comes first in the result; when `column_families`
+/// does not name it, it gets RocksDB's default options (no filter). `cache`
+/// becomes the block cache of every family's block-based table, as with
+/// `Options::load_latest`.
+///
+/// Every setting starts from RocksDB's defaults (those of
+/// `Options::default()`) and only the strings change them: unlike
+/// [`set_filter_policy`], which changes the filter policy of `Options` set up
+/// through the Rust API and keeps the rest, this builds new `Options`, and a
+/// setting an options string cannot say (a Rust comparator or merge
+/// operator, an `Env`) must be made on the result. rust-rocksdb 0.24 has no
+/// access to a family descriptor's options, so there the strings must say
+/// everything a family needs.
+///
+/// It exists for rust-rocksdb 0.24 (the `rocksdb-0-24` feature), whose
+/// `Options` give no access to RocksDB's options object, so that a filter
+/// policy (and the rest) can only reach them through an OPTIONS file; it
+/// works the same with 0.25. How: it registers the `rust.*` policies
+/// ([`register`]), has RocksDB parse the strings (`GetDBOptionsFromString`,
+/// `GetColumnFamilyOptionsFromString`, unknown option names refused) and
+/// write them as an OPTIONS file (`PersistRocksDBOptions`, which reads the
+/// file back and checks every option against what it wrote) in a new
+/// private temporary directory, loads that with `Options::load_latest`, and
+/// removes the directory.
+///
+/// Errors, with RocksDB's message, when a string does not parse, names an
+/// option or a filter policy RocksDB does not know, or names a family twice,
+/// or when the temporary directory cannot be written.
+///
+/// ```no_run
+/// use rocksdb::{Cache, DB};
+///
+/// let cache = Cache::new_lru_cache(64 << 20);
+/// let (opts, families) = rocks_bridge::options_from_strings(
+///     "create_if_missing=true;create_missing_column_families=true",
+///     &[
+///         ("default", "block_based_table_factory={filter_policy=rust.RibbonFilter:10:1}"),
+///         ("events", "block_based_table_factory={filter_policy=rust.BalancedRibbon:10}"),
+///     ],
+///     &cache,
+/// )?;
+/// let db = DB::open_cf_descriptors(&opts, "/tmp/rust-ribbon-db", families)?;
+/// db.put_cf(db.cf_handle("events").unwrap(), b"key", b"value")?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn options_from_strings(
+    db_options: &str,
+    column_families: &[(&str, &str)],
+    cache: &Cache,
+) -> Result<(Options, Vec<ColumnFamilyDescriptor>), Error> {
+    use rocksdb_ffi::bridge::FamilyOptions;
+    register();
+    let mut families: Vec<FamilyOptions> = Vec::with_capacity(column_families.len() + 1);
+    let default = column_families
+        .iter()
+        .find(|(name, _)| *name == rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+        .map_or("", |(_, options)| options);
+    families.push(FamilyOptions {
+        name: rocksdb::DEFAULT_COLUMN_FAMILY_NAME.to_string(),
+        options: default.to_string(),
+    });
+    for (i, (name, options)) in column_families.iter().enumerate() {
+        if column_families[..i].iter().any(|(earlier, _)| earlier == name) {
+            return Err(Error(format!("the column family {name:?} is named twice")));
+        }
+        if *name != rocksdb::DEFAULT_COLUMN_FAMILY_NAME {
+            families.push(FamilyOptions {
+                name: name.to_string(),
+                options: options.to_string(),
+            });
+        }
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("rocks-bridge-options-")
+        .tempdir()
+        .map_err(|e| {
+            Error(format!(
+                "cannot create a temporary directory for the OPTIONS file: {e}"
+            ))
+        })?;
+    // Options::load_latest reads the newest OPTIONS-<number> file.
+    let file = dir.path().join("OPTIONS-000001");
+    let file_name = file.to_str().ok_or_else(|| {
+        Error(format!(
+            "the temporary directory {} is not valid UTF-8; set TMPDIR to a UTF-8 path",
+            dir.path().display()
+        ))
+    })?;
+    rocksdb_ffi::bridge::persist_options(file_name, db_options, &families)
+        .map_err(|e| Error(format!("RocksDB refused the options: {}", e.what())))?;
+    let env = Env::new().map_err(|e| Error(format!("RocksDB's default Env: {e}")))?;
+    let loaded = Options::load_latest(dir.path(), env, false, cache.clone())
+        .map_err(|e| Error(format!("RocksDB cannot load the OPTIONS file it wrote: {e}")))?;
+    dir.close().map_err(|e| {
+        Error(format!(
+            "cannot remove the temporary directory of the OPTIONS file: {e}"
+        ))
+    })?;
+    Ok(loaded)
 }
 
 /// The canonical id of a Rust policy id (`rust.RibbonFilter:10` gives
