@@ -29,7 +29,9 @@
 //! rounds run uninterrupted), each round its own queries, the rows of a
 //! size interleaved round by round.
 
+use ribbon::core::alg::Standard128;
 use ribbon::core::hash::{get_slice_hash64, split_mix64};
+use ribbon::core::hasher::Hasher;
 use ribbon::rocksdb::standard128::{RibbonKernel, Standard128Reader};
 use ribbon::standalone::{Config, Ribbon};
 use std::hint::black_box;
@@ -187,6 +189,27 @@ fn main() {
             runs.push((
                 format!("Standard128 {k:?} single"),
                 Box::new(move |w| hashes[w].iter().filter(|&&h| r.may_match_hash(h)).count()),
+            ));
+        }
+        // The AVX2 query before issue 37's short kernel: the core's query
+        // (`InterleavedLayout::filter_query_with`) calling the
+        // eight-columns-at-a-time site kernel, the same answers.
+        if let Some((_, r)) = readers.iter().find(|(k, _)| *k == RibbonKernel::Avx2) {
+            let (hashes, data) = (&hashes, &data);
+            let hasher = Hasher::<Standard128>::with_ordinal_seed(r.seed());
+            let layout = *r.layout();
+            runs.push((
+                "Standard128 Avx2 single, site kernel (before)".into(),
+                Box::new(move |w| {
+                    hashes[w]
+                        .iter()
+                        .filter(|&&k| {
+                            let h = hasher.hash(k);
+                            let site = layout.prepare_query(&hasher, h);
+                            layout.filter_query_with(RibbonKernel::Avx2, &hasher, h, site, data)
+                        })
+                        .count()
+                }),
             ));
         }
         for (k, r) in &readers {

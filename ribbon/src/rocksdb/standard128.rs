@@ -26,6 +26,8 @@
 
 use crate::core::alg::Banding;
 pub use crate::core::alg::Standard128;
+#[cfg(target_arch = "x86_64")]
+use crate::core::arch::x86_64;
 pub use crate::core::arch::RibbonKernel;
 use crate::core::bounded;
 use crate::core::config::{BandingConfig, ConstructionFailureChance};
@@ -300,6 +302,11 @@ pub struct Standard128Reader<'a> {
     hasher: Hasher<Standard128>,
     seed: u32,
     kernel: RibbonKernel,
+    /// Sites whose first segment starts below this byte offset have at most
+    /// eight columns and `16 * 8 + 128` bytes of solution from there on:
+    /// the AVX2 short kernel answers them (0 when the layout has more
+    /// columns or the solution is too short).
+    lanes8_bytes: usize,
 }
 
 impl<'a> Standard128Reader<'a> {
@@ -307,12 +314,19 @@ impl<'a> Standard128Reader<'a> {
     /// Ribbon blocks and ordinal `seed`. Precondition (checked by
     /// [`parse_trailer`]): `num_blocks >= 2`.
     pub fn new(data: &'a [u8], num_blocks: u32, seed: u32) -> Self {
+        let layout = InterleavedLayout::for_num_blocks(num_blocks, data.len());
+        let lanes8_bytes = if layout.upper_num_columns() <= 8 {
+            (data.len() + 1).saturating_sub(16 * 8 + 128)
+        } else {
+            0
+        };
         Self {
             data,
-            layout: InterleavedLayout::for_num_blocks(num_blocks, data.len()),
+            layout,
             hasher: Hasher::with_ordinal_seed(seed),
             seed,
             kernel: RibbonKernel::detected(),
+            lanes8_bytes,
         }
     }
 
@@ -346,6 +360,11 @@ impl<'a> Standard128Reader<'a> {
     /// Whether the key with 64-bit hash `key_hash` may be in the set.
     #[inline]
     pub fn may_match_hash(&self, key_hash: u64) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == RibbonKernel::Avx2 && x86_64::avx2_detected() {
+            // SAFETY: `avx2_detected` just confirmed that this CPU has AVX2.
+            return unsafe { self.may_match_hash_avx2(key_hash) };
+        }
         let h = self.hasher.hash(key_hash);
         let site = self.layout.prepare_query(&self.hasher, h);
         self.answer_prepared((h, site))
@@ -373,6 +392,11 @@ impl<'a> Standard128Reader<'a> {
     /// Answers `min(key_hashes.len(), out.len())` hashes; the rest of `out`
     /// is left unchanged.
     pub fn may_match_hashes(&self, key_hashes: &[u64], out: &mut [bool]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == RibbonKernel::Avx2 && x86_64::avx2_detected() {
+            // SAFETY: `avx2_detected` just confirmed that this CPU has AVX2.
+            return unsafe { self.may_match_hashes_avx2(key_hashes, out) };
+        }
         if self.data.len() <= NO_PREFETCH_BYTES {
             for (o, &h) in out.iter_mut().zip(key_hashes) {
                 *o = self.may_match_hash(h);
@@ -384,6 +408,110 @@ impl<'a> Standard128Reader<'a> {
             out,
             |k| self.prepare_hash(k),
             |prepared| self.answer_prepared(prepared),
+        );
+    }
+}
+
+/// The AVX2 query. A site of at most eight columns (every FP rate down to
+/// 1/256) whose words lie inside the solution (all but the last blocks' sites)
+/// is answered by [`x86_64::site128_lanes8_avx2`]; any other site by the
+/// core's query with the eight-columns-at-a-time kernel, or the portable
+/// one where that cannot read (see [`RibbonKernel`]).
+///
+/// A single query keeps the rehash and the site arithmetic in the caller
+/// (code compiled without AVX2) and calls the site kernel with its
+/// pointers and rows in registers; the batch loops are compiled for AVX2,
+/// so the kernel is inlined into them.
+#[cfg(target_arch = "x86_64")]
+impl Standard128Reader<'_> {
+    /// The answer for rehashed value `h` at `site`, the parities of its
+    /// columns computed by `lanes8` (which must compute
+    /// [`x86_64::site128_lanes8_avx2`]'s bits).
+    ///
+    /// # Safety
+    ///
+    /// `lanes8` must be safe to call with two pointers to 128 readable
+    /// bytes each (for the AVX2 kernel: the CPU has AVX2).
+    #[inline(always)]
+    unsafe fn answer_lanes8(
+        &self,
+        h: u64,
+        site: solution::QuerySite,
+        lanes8: impl Fn(*const u8, *const u8, u128, u128) -> u32,
+    ) -> bool {
+        let first = site.segment_num as usize * 16;
+        if first >= self.lanes8_bytes {
+            return self.answer_general(h, site);
+        }
+        let n = site.num_columns;
+        let cr = self.hasher.coeff_row(h);
+        let left = self.data.as_ptr().wrapping_add(first);
+        // Without a start inside the block there are no right words: the
+        // kernel reads the left ones twice, masked to nothing.
+        let (cr_left, cr_right, right) = if site.start_bit == 0 {
+            (cr, 0, left)
+        } else {
+            (
+                cr << site.start_bit,
+                cr >> (128 - site.start_bit),
+                left.wrapping_add(16 * n as usize),
+            )
+        };
+        // SAFETY: `first < lanes8_bytes` means that the layout has at most
+        // eight columns (`n <= 8`) and that `data` has `16 * 8 + 128` bytes
+        // from `first` on (`Self::new`): 128 at `left` and at `right`.
+        let lanes = lanes8(left, right, cr_left, cr_right);
+        let parities = u32::from(x86_64::LANES_TO_COLUMNS[lanes as usize & 0xFF]);
+        (parities ^ self.hasher.result_row(h)) & (0xFF >> (8 - n)) == 0
+    }
+
+    /// A site [`x86_64::site128_lanes8_avx2`] does not answer: the core's
+    /// query with this reader's kernel, out of line.
+    #[cold]
+    #[inline(never)]
+    fn answer_general(&self, h: u64, site: solution::QuerySite) -> bool {
+        self.layout
+            .filter_query_with(self.kernel, &self.hasher, h, site, self.data)
+    }
+
+    /// [`Self::may_match_hash`] with AVX2, from code compiled without it.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[inline(always)]
+    unsafe fn may_match_hash_avx2(&self, key_hash: u64) -> bool {
+        let h = self.hasher.hash(key_hash);
+        let site = self.layout.prepare_query(&self.hasher, h);
+        // SAFETY: the caller guarantees AVX2, and `answer_lanes8` gives the
+        // kernel 128 readable bytes at each pointer.
+        let lanes8 = |l, r, a, b| unsafe { x86_64::site128_lanes8_avx2(l, r, a, b) };
+        // SAFETY: `lanes8` is the AVX2 kernel, on a CPU with AVX2.
+        unsafe { self.answer_lanes8(h, site, lanes8) }
+    }
+
+    /// [`Self::may_match_hashes`] with AVX2: the same two loops, compiled
+    /// for AVX2 with the site kernel inlined.
+    #[target_feature(enable = "avx2")]
+    fn may_match_hashes_avx2(&self, key_hashes: &[u64], out: &mut [bool]) {
+        // SAFETY: this function runs only where the CPU has AVX2 (its
+        // caller checks), and `answer_lanes8` gives the kernel 128 readable
+        // bytes at each pointer.
+        let lanes8 = |l, r, a, b| unsafe { x86_64::site128_lanes8_avx2(l, r, a, b) };
+        // SAFETY: `lanes8` is the AVX2 kernel, on a CPU with AVX2.
+        let answer = |h: u64, site: solution::QuerySite| unsafe { self.answer_lanes8(h, site, lanes8) };
+        if self.data.len() <= NO_PREFETCH_BYTES {
+            for (o, &k) in out.iter_mut().zip(key_hashes) {
+                let h = self.hasher.hash(k);
+                *o = answer(h, self.layout.prepare_query(&self.hasher, h));
+            }
+            return;
+        }
+        crate::core::batch::answer_pipelined(
+            key_hashes,
+            out,
+            |k| self.prepare_hash(k),
+            |(h, site)| answer(h, site),
         );
     }
 }
@@ -404,10 +532,11 @@ mod kernel_tests {
 
     /// Every kernel computes the portable parities (`phsf_query`) of every
     /// site it answers, and every reader answers as the portable one, over
-    /// random solutions of 1 to 20 columns (fractional column counts
-    /// included, so both column counts of a layout), every start offset,
-    /// and the last blocks, where a kernel that would read past the data
-    /// hands the query back.
+    /// random solutions of 1 to 32 columns (fractional column counts
+    /// included, so both column counts of a layout; up to 8 the reader's
+    /// AVX2 query runs the short kernel, above it the core's), every start
+    /// offset, and the last blocks, where a kernel that would read past the
+    /// data hands the query back.
     #[test]
     fn every_kernel_answers_as_the_portable_one() {
         let kernels = RibbonKernel::available();
@@ -427,7 +556,7 @@ mod kernel_tests {
             let num_blocks = 2 + (split_mix64(&mut state) % 40) as u32;
             // 16 bytes per column and block, plus a fraction of a block's
             // worth, so that some blocks have one column fewer.
-            let columns = 1 + round % 20;
+            let columns = 1 + round % 32;
             let extra = (split_mix64(&mut state) % u64::from(num_blocks)) as usize * 16;
             let len = num_blocks as usize * columns as usize * 16 + extra;
             let mut data = vec![0u8; len];

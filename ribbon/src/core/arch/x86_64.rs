@@ -10,10 +10,10 @@ use core::arch::x86_64::{
     _mm256_bsrli_epi128, _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_mullo_epi32,
     _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set_epi64x, _mm256_setr_epi32,
     _mm256_slli_epi32, _mm256_slli_epi64, _mm256_sllv_epi32, _mm256_srai_epi32, _mm256_srli_epi32,
-    _mm256_srli_epi64, _mm256_sub_epi32, _mm256_testc_si256, _mm256_xor_si256, _mm512_and_si512,
-    _mm512_loadu_si512, _mm512_permutex2var_epi64, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_set_epi64,
-    _mm512_setr_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512, _mm_prefetch,
-    _MM_HINT_T0,
+    _mm256_srli_epi64, _mm256_sub_epi32, _mm256_testc_si256, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64,
+    _mm256_xor_si256, _mm512_and_si512, _mm512_loadu_si512, _mm512_permutex2var_epi64, _mm512_popcnt_epi64,
+    _mm512_set1_epi64, _mm512_set_epi64, _mm512_setr_epi64, _mm512_ternarylogic_epi64,
+    _mm512_test_epi64_mask, _mm512_xor_si512, _mm_prefetch, _MM_HINT_T0,
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -145,6 +145,85 @@ pub(crate) unsafe fn site128_parities_avx2(
         bits |= dword_parities(folds, to_column_order) << (8 * g);
     }
     bits
+}
+
+/// The column whose parity is bit `i` of [`site128_lanes8_avx2`]'s result:
+/// the order its folds leave the columns in (no shuffle puts them back;
+/// [`LANES_TO_COLUMNS`] does, with one table read).
+pub(crate) const LANE_COLUMN: [u32; 8] = [0, 4, 2, 6, 1, 5, 3, 7];
+
+/// [`site128_lanes8_avx2`]'s result (eight bits in lane order) in column
+/// order: bit `LANE_COLUMN[i]` of `LANES_TO_COLUMNS[x]` is bit `i` of `x`.
+pub(crate) const LANES_TO_COLUMNS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut x = 0;
+    while x < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if x >> i & 1 != 0 {
+                table[x] |= 1 << LANE_COLUMN[i];
+            }
+            i += 1;
+        }
+        x += 1;
+    }
+    table
+};
+
+/// The parities of the first eight columns of a width-128 Ribbon query
+/// site, in lane order: bit `i` of the result is the parity of `(left_c &
+/// cr_left) ^ (right_c & cr_right)` for column `c = LANE_COLUMN[i]`, where
+/// `left_c` is the little-endian 128-bit word `c` at `left` and `right_c`
+/// word `c` at `right` (the words of the start's block and of the next
+/// one). [`LANES_TO_COLUMNS`] puts the bits in column order.
+///
+/// The short form of [`site128_parities_avx2`] for sites of at most eight
+/// columns (every FP rate down to 1/256), with the pointers and rows in
+/// six registers, so that a query compiled without AVX2 calls it without
+/// touching the stack: eight masked 256-bit loads (two columns each), two
+/// unpack-and-XOR folds to 64 bits that pair the registers up, one
+/// shift-and-blend to 32 bits, five shift-XOR steps that leave each
+/// column's parity in bit 31 of its lane, and one `vmovmskps`: 30 vector
+/// instructions and no cross-lane shuffle (the gather back into column
+/// order is the caller's table read, off the vector unit).
+///
+/// # Safety
+///
+/// The CPU must support AVX2, and `left` and `right` must each have 128
+/// readable bytes (`loadu` needs no alignment).
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn site128_lanes8_avx2(
+    left: *const u8,
+    right: *const u8,
+    cr_left: u128,
+    cr_right: u128,
+) -> u32 {
+    let splat = |x: u128| _mm256_set_epi64x((x >> 64) as i64, x as i64, (x >> 64) as i64, x as i64);
+    let (cl, cr) = (splat(cr_left), splat(cr_right));
+    // Columns `at / 16` and `at / 16 + 1`, one a 128-bit lane.
+    let pair = |at: usize| {
+        // SAFETY: `at + 32 <= 128`, and the caller guarantees 128 readable
+        // bytes at `left` and at `right`.
+        unsafe { masked_xor(left.add(at), right.add(at), cl, cr) }
+    };
+    let (a, b, c, d) = (pair(0), pair(32), pair(64), pair(96));
+    // 128 to 64 bits: quadwords (per 128-bit lane k) columns k, 2 + k and
+    // 4 + k, 6 + k.
+    let ab = _mm256_xor_si256(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b));
+    let cd = _mm256_xor_si256(_mm256_unpacklo_epi64(c, d), _mm256_unpackhi_epi64(c, d));
+    // 64 to 32 bits: dwords hold columns 0, 4, 2, 6, 1, 5, 3, 7.
+    let mut t = _mm256_blend_epi32::<0b1010_1010>(
+        _mm256_xor_si256(ab, _mm256_srli_epi64::<32>(ab)),
+        _mm256_xor_si256(cd, _mm256_slli_epi64::<32>(cd)),
+    );
+    // Bit 31 of each dword: the parity of all 32.
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<16>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<8>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<4>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<2>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<1>(t));
+    _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32
 }
 
 /// `(left & cl) ^ (right & cr)` over the 32 bytes at `left` and at
@@ -410,5 +489,99 @@ pub(crate) unsafe fn line_may_match_avx2(h2: u32, num_probes: i32, line: &[u8; B
         }
         h = h.wrapping_mul(GOLDEN_POW8);
         rem_probes -= 8;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::alg::CoeffRow;
+    use crate::core::hash::split_mix64;
+    use crate::core::prelude::*;
+
+    /// The short width-128 kernel against the obvious per-column parity, and
+    /// against the eight-columns-at-a-time kernel: random words and rows,
+    /// sparse, dense and random, for every column count it answers (1 to 8;
+    /// the bits of columns past the count are the next words' parities,
+    /// compared too) and both halves of a site: a start at the block's first
+    /// slot (right row zero, left words read twice, as the reader calls
+    /// it) and every other start (a row shifted across two blocks).
+    #[test]
+    fn short_kernel_equals_the_portable_parities() {
+        if !avx2_detected() {
+            return;
+        }
+        let mut state = 11u64;
+        let rounds = if cfg!(miri) { 4 } else { 4_000 };
+        for round in 0..rounds {
+            let columns = 1 + round % 8;
+            // The words of two blocks of `columns` columns, and the 8
+            // columns the kernel reads from the second block's start.
+            let mut words = vec![0u8; 16 * (columns + 8)];
+            for b in &mut words {
+                let r = split_mix64(&mut state);
+                *b = match round % 5 {
+                    0 => 0,
+                    1 => 0xFF,
+                    2 => (r & (r >> 8)) as u8,
+                    _ => r as u8,
+                };
+            }
+            let cr = u128::from(split_mix64(&mut state)) << 64 | u128::from(split_mix64(&mut state)) | 1;
+            let start_bit = if round % 3 == 0 {
+                0
+            } else {
+                1 + (split_mix64(&mut state) % 127) as u32
+            };
+            let (cr_left, cr_right, right_offset) = if start_bit == 0 {
+                (cr, 0, 0)
+            } else {
+                (cr << start_bit, cr >> (128 - start_bit), 16 * columns)
+            };
+            let word = |at: usize| u128::load_le(&words[at..]);
+            let want: u32 = (0..8)
+                .map(|c| {
+                    let p = ((word(16 * c) & cr_left) ^ (word(right_offset + 16 * c) & cr_right)).parity();
+                    p << c
+                })
+                .sum();
+            // SAFETY: AVX2 detected above; `words` has 16 * (columns + 8)
+            // bytes, so 128 from both offsets.
+            let lanes = unsafe {
+                site128_lanes8_avx2(
+                    words.as_ptr(),
+                    words.as_ptr().add(right_offset),
+                    cr_left,
+                    cr_right,
+                )
+            };
+            assert!(lanes <= 0xFF, "round {round}");
+            assert_eq!(
+                u32::from(LANES_TO_COLUMNS[lanes as usize]),
+                want,
+                "round {round}: {columns} columns, start bit {start_bit}"
+            );
+            // SAFETY: as above; `groups = 1` reads the same 128 bytes.
+            let eight = unsafe { site128_parities_avx2(&words, cr_left, cr_right, right_offset, 1) };
+            assert_eq!(eight, want, "round {round}");
+        }
+    }
+
+    /// The table puts lane `i` at column `LANE_COLUMN[i]`, a permutation.
+    #[test]
+    fn lanes_to_columns_is_the_lane_permutation() {
+        let mut seen = 0u32;
+        for (i, &c) in LANE_COLUMN.iter().enumerate() {
+            assert_eq!(u32::from(LANES_TO_COLUMNS[1 << i]), 1 << c);
+            seen |= 1 << c;
+        }
+        assert_eq!(seen, 0xFF);
+        for (x, &columns) in LANES_TO_COLUMNS.iter().enumerate() {
+            let by_bits: u8 = (0..8)
+                .filter(|i| x >> i & 1 != 0)
+                .map(|i| 1u8 << LANE_COLUMN[i])
+                .sum();
+            assert_eq!(columns, by_bits);
+        }
     }
 }
