@@ -5,24 +5,66 @@
 # whether it is met (docs/benchmarks.md, docs/build-ns-per-key.svg,
 # docs/construction-memory.svg): peak construction memory, the DB-level run
 # through the bridge, and `ribbon sst info`/`verify` over 1,000 SSTs and a
-# multi-GB SST generated in a temporary directory. About 15 minutes on a
-# 2-core machine.
+# multi-GB SST generated in a temporary directory; then the `ribbon doctor`
+# section (10^4 synthetic SST files, scripts/doctor-synthetic.py). About 15
+# minutes on a 2-core machine.
 #
 # RIBBON_BENCH_MAX_N (default 10000000) caps the build sizes;
 # RIBBON_BENCH_SST_GB (default 2) sizes the big SST.
 # `bash scripts/bench.sh --native` builds Rust and RocksDB's C++ with
 # -Ctarget-cpu=native (a second RocksDB build, in its own target directory)
 # and writes docs/benchmarks-native.md.
+# `bash scripts/bench.sh --only doctor` runs the doctor step alone: it
+# rewrites the report's doctor section (between <!-- doctor:begin --> and
+# <!-- doctor:end -->) and leaves the rest of the report as it is. About a
+# minute once the crates are compiled.
 # Arguments after the options go to criterion (a filter such as `build/`).
 source "$(dirname "$0")/env.sh"
-if [ "${1:-}" = "--native" ]; then
-  shift
-  export RUSTFLAGS="${RUSTFLAGS:-} -Ctarget-cpu=native"
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR}-native"
-fi
+suffix=""
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --native)
+      export RUSTFLAGS="${RUSTFLAGS:-} -Ctarget-cpu=native"
+      export CARGO_TARGET_DIR="${CARGO_TARGET_DIR}-native"
+      suffix="-native"
+      shift
+      ;;
+    --only)
+      [ "${2:-}" = "doctor" ] || { echo "bench.sh: --only takes one step: doctor" >&2; exit 2; }
+      only="$2"
+      shift 2
+      ;;
+    *) break ;;
+  esac
+done
 export RIBBON_BENCH_MAX_N="${RIBBON_BENCH_MAX_N:-10000000}"
+
+# `ribbon doctor` on 10^4 synthetic files, once over the corpus's small
+# table and once over a 10 MB table written by RocksDB 11.8.1 (250,000
+# keys: a 100 GB-class database), pinned to one core.
+doctor_step() {
+  local work sst
+  work="$(mktemp -d)"
+  DOCTOR_BASE_OUT="$work/base" cargo test --release -q --test doctor -- \
+    --ignored --exact synthetic_base_table >/dev/null
+  sst="$(ls -S "$work"/base/*.sst | head -n 1)"
+  python3 scripts/doctor-synthetic.py --report "docs/benchmarks${suffix}.md" \
+    --ribbon "$CARGO_TARGET_DIR/release/ribbon" --files 10000 \
+    --base sst/tests/corpus/full_bloom_fv5_snappy_crc32c.sst \
+    --label 'corpus `full_bloom_fv5_snappy_crc32c.sst` (1,000 keys, FastLocalBloom)' \
+    --base "$sst" \
+    --label '10 MB table, 250,000 keys, bloomfilter:10 (`tests/doctor.rs` `synthetic_base_table`)'
+  rm -rf "$work"
+}
+
 cargo build --release -q -p ribbon-cli
+if [ "$only" = "doctor" ]; then
+  doctor_step
+  exit 0
+fi
 cargo bench --bench filters -- "$@"
 cargo run --release -q --bin bench-report
+doctor_step
 # The README's results table is generated from the report.
 python3 scripts/readme-results.py
