@@ -437,39 +437,36 @@ impl Standard128Reader<'_> {
         &self,
         h: u64,
         site: solution::QuerySite,
-        lanes8: impl Fn(*const u8, *const u8, u128, u128) -> u32,
+        lanes8: impl Fn(*const u8, *const u8, u128, u32) -> u32,
     ) -> bool {
         let first = site.segment_num as usize * 16;
         if first >= self.lanes8_bytes {
-            return self.answer_general(h, site);
+            return self.answer_general(h);
         }
         let n = site.num_columns;
-        let cr = self.hasher.coeff_row(h);
         let left = self.data.as_ptr().wrapping_add(first);
-        // Without a start inside the block there are no right words: the
-        // kernel reads the left ones twice, masked to nothing.
-        let (cr_left, cr_right, right) = if site.start_bit == 0 {
-            (cr, 0, left)
-        } else {
-            (
-                cr << site.start_bit,
-                cr >> (128 - site.start_bit),
-                left.wrapping_add(16 * n as usize),
-            )
-        };
         // SAFETY: `first < lanes8_bytes` means that the layout has at most
         // eight columns (`n <= 8`) and that `data` has `16 * 8 + 128` bytes
-        // from `first` on (`Self::new`): 128 at `left` and at `right`.
-        let lanes = lanes8(left, right, cr_left, cr_right);
+        // from `first` on (`Self::new`): 128 at `left` and at `right`
+        // (read even for `start_bit == 0`, with a zero right row);
+        // `start_bit < 128`.
+        let lanes = lanes8(
+            left,
+            left.wrapping_add(16 * n as usize),
+            self.hasher.coeff_row(h),
+            site.start_bit,
+        );
         let parities = u32::from(x86_64::LANES_TO_COLUMNS[lanes as usize & 0xFF]);
         (parities ^ self.hasher.result_row(h)) & (0xFF >> (8 - n)) == 0
     }
 
     /// A site [`x86_64::site128_lanes8_avx2`] does not answer: the core's
-    /// query with this reader's kernel, out of line.
+    /// query with this reader's kernel, out of line (the site computed
+    /// again here, so that the hot loop does not keep it for this call).
     #[cold]
     #[inline(never)]
-    fn answer_general(&self, h: u64, site: solution::QuerySite) -> bool {
+    fn answer_general(&self, h: u64) -> bool {
+        let site = self.layout.prepare_query(&self.hasher, h);
         self.layout
             .filter_query_with(self.kernel, &self.hasher, h, site, self.data)
     }

@@ -8,12 +8,13 @@ use super::BLOOM_LINE_BYTES;
 use core::arch::x86_64::{
     __m256i, _mm256_and_si256, _mm256_blend_epi32, _mm256_blendv_epi8, _mm256_bslli_epi128,
     _mm256_bsrli_epi128, _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_mullo_epi32,
-    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set_epi64x, _mm256_setr_epi32,
-    _mm256_slli_epi32, _mm256_slli_epi64, _mm256_sllv_epi32, _mm256_srai_epi32, _mm256_srli_epi32,
-    _mm256_srli_epi64, _mm256_sub_epi32, _mm256_testc_si256, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64,
-    _mm256_xor_si256, _mm512_and_si512, _mm512_loadu_si512, _mm512_permutex2var_epi64, _mm512_popcnt_epi64,
-    _mm512_set1_epi64, _mm512_set_epi64, _mm512_setr_epi64, _mm512_ternarylogic_epi64,
-    _mm512_test_epi64_mask, _mm512_xor_si512, _mm_prefetch, _MM_HINT_T0,
+    _mm256_or_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set_epi64x,
+    _mm256_setr_epi32, _mm256_slli_epi32, _mm256_slli_epi64, _mm256_sllv_epi32, _mm256_sllv_epi64,
+    _mm256_srai_epi32, _mm256_srli_epi32, _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_sub_epi32,
+    _mm256_sub_epi64, _mm256_testc_si256, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64, _mm256_xor_si256,
+    _mm512_and_si512, _mm512_loadu_si512, _mm512_permutex2var_epi64, _mm512_popcnt_epi64, _mm512_set1_epi64,
+    _mm512_set_epi64, _mm512_setr_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
+    _mm_prefetch, _MM_HINT_T0,
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -172,35 +173,57 @@ pub(crate) const LANES_TO_COLUMNS: [u8; 256] = {
 
 /// The parities of the first eight columns of a width-128 Ribbon query
 /// site, in lane order: bit `i` of the result is the parity of `(left_c &
-/// cr_left) ^ (right_c & cr_right)` for column `c = LANE_COLUMN[i]`, where
-/// `left_c` is the little-endian 128-bit word `c` at `left` and `right_c`
-/// word `c` at `right` (the words of the start's block and of the next
-/// one). [`LANES_TO_COLUMNS`] puts the bits in column order.
+/// (cr << start_bit)) ^ (right_c & (cr >> (128 - start_bit)))` for column
+/// `c = LANE_COLUMN[i]`, where `left_c` is the little-endian 128-bit word
+/// `c` at `left` and `right_c` word `c` at `right` (the words of the
+/// start's block and of the next one); the right row is zero for
+/// `start_bit == 0`, so the right words then change nothing.
+/// [`LANES_TO_COLUMNS`] puts the bits in column order.
 ///
 /// The short form of [`site128_parities_avx2`] for sites of at most eight
-/// columns (every FP rate down to 1/256), with the pointers and rows in
-/// six registers, so that a query compiled without AVX2 calls it without
-/// touching the stack: eight masked 256-bit loads (two columns each), two
-/// unpack-and-XOR folds to 64 bits that pair the registers up, one
-/// shift-and-blend to 32 bits, five shift-XOR steps that leave each
-/// column's parity in bit 31 of its lane, and one `vmovmskps`: 30 vector
-/// instructions and no cross-lane shuffle (the gather back into column
+/// columns (every FP rate down to 1/256), taking five registers, so that a
+/// query compiled without AVX2 calls it without touching the stack, and
+/// without a branch on the start: the coefficient row is shifted into its
+/// two halves in the vector unit (`vpsllvq`/`vpsrlvq`, whose counts of 64
+/// or more give zero, cover every `start_bit` in `0..128`), then eight
+/// masked 256-bit loads (two columns each), two unpack-and-XOR folds to 64
+/// bits that pair the registers up, one shift-and-blend to 32 bits, five
+/// shift-XOR steps that leave each column's parity in bit 31 of its lane,
+/// and one `vmovmskps`: no cross-lane shuffle (the gather back into column
 /// order is the caller's table read, off the vector unit).
 ///
 /// # Safety
 ///
-/// The CPU must support AVX2, and `left` and `right` must each have 128
-/// readable bytes (`loadu` needs no alignment).
+/// The CPU must support AVX2, `start_bit < 128`, and `left` and `right`
+/// must each have 128 readable bytes (`loadu` needs no alignment).
 #[target_feature(enable = "avx2")]
 #[inline]
-pub(crate) unsafe fn site128_lanes8_avx2(
-    left: *const u8,
-    right: *const u8,
-    cr_left: u128,
-    cr_right: u128,
-) -> u32 {
-    let splat = |x: u128| _mm256_set_epi64x((x >> 64) as i64, x as i64, (x >> 64) as i64, x as i64);
-    let (cl, cr) = (splat(cr_left), splat(cr_right));
+pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: u128, start_bit: u32) -> u32 {
+    debug_assert!(start_bit < 128);
+    // Per 128-bit lane: quadwords [lo, hi] of the row.
+    let c = _mm256_set_epi64x((cr >> 64) as i64, cr as i64, (cr >> 64) as i64, cr as i64);
+    let s = _mm256_set1_epi64x(i64::from(start_bit));
+    let k64 = _mm256_set1_epi64x(64);
+    // Shift counts; a negative one is a huge unsigned count: zero.
+    let s_minus_64 = _mm256_sub_epi64(s, k64);
+    let sixty_four_minus_s = _mm256_sub_epi64(k64, s);
+    let t = _mm256_sub_epi64(_mm256_set1_epi64x(128), s);
+    let lo_up = _mm256_bslli_epi128::<8>(c); // [0, lo]
+    let hi_down = _mm256_bsrli_epi128::<8>(c); // [hi, 0]
+                                               // cr << s: [lo << s, hi << s | lo >> (64 - s) | lo << (s - 64)].
+    let cl = _mm256_or_si256(
+        _mm256_or_si256(
+            _mm256_sllv_epi64(c, s),
+            _mm256_srlv_epi64(lo_up, sixty_four_minus_s),
+        ),
+        _mm256_sllv_epi64(lo_up, s_minus_64),
+    );
+    // cr >> t, t = 128 - s: [lo >> t | hi << (64 - t) | hi >> (t - 64), hi >> t],
+    // where 64 - t = s - 64 and t - 64 = 64 - s; all zero for s = 0.
+    let cr = _mm256_or_si256(
+        _mm256_or_si256(_mm256_srlv_epi64(c, t), _mm256_sllv_epi64(hi_down, s_minus_64)),
+        _mm256_srlv_epi64(hi_down, sixty_four_minus_s),
+    );
     // Columns `at / 16` and `at / 16 + 1`, one a 128-bit lane.
     let pair = |at: usize| {
         // SAFETY: `at + 32 <= 128`, and the caller guarantees 128 readable
@@ -504,8 +527,8 @@ mod tests {
     /// sparse, dense and random, for every column count it answers (1 to 8;
     /// the bits of columns past the count are the next words' parities,
     /// compared too) and both halves of a site: a start at the block's first
-    /// slot (right row zero, left words read twice, as the reader calls
-    /// it) and every other start (a row shifted across two blocks).
+    /// slot (right row zero) and every other start (a row shifted across
+    /// two blocks, which the kernel shifts itself).
     #[test]
     fn short_kernel_equals_the_portable_parities() {
         if !avx2_detected() {
@@ -545,15 +568,12 @@ mod tests {
                     p << c
                 })
                 .sum();
-            // SAFETY: AVX2 detected above; `words` has 16 * (columns + 8)
-            // bytes, so 128 from both offsets.
+            // The reader's call: the right words of the next block even for
+            // a start at the block's first slot (the right row is then zero).
+            // SAFETY: AVX2 detected above; `start_bit < 128`; `words` has
+            // 16 * (columns + 8) bytes, so 128 from both offsets.
             let lanes = unsafe {
-                site128_lanes8_avx2(
-                    words.as_ptr(),
-                    words.as_ptr().add(right_offset),
-                    cr_left,
-                    cr_right,
-                )
+                site128_lanes8_avx2(words.as_ptr(), words.as_ptr().add(16 * columns), cr, start_bit)
             };
             assert!(lanes <= 0xFF, "round {round}");
             assert_eq!(
