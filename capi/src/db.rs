@@ -4,8 +4,7 @@
 use crate::guard::{self, Failure, Keys};
 use crate::guard::{RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
 use ribbon_sst::db::get::FileCache;
-use ribbon_sst::db::{Db, DbError, EntryKind, FileAnswer};
-use serde::Serialize;
+use ribbon_sst::db::{Db, DbError, FileLabels, GetPathReport};
 use std::ffi::{c_char, c_int};
 use std::sync::Mutex;
 
@@ -15,6 +14,8 @@ use std::sync::Mutex;
 /// open (at most 256). Safe to share between threads (queries take turns).
 pub struct RibbonDb {
     db: Db,
+    /// The live files' levels and names, for the JSON reports.
+    labels: FileLabels,
     cache: Mutex<FileCache>,
 }
 
@@ -51,6 +52,7 @@ pub unsafe extern "C" fn ribbon_db_open(
         };
         let db = Db::open_column_family(path, cf).map_err(|e| db_failure(&e).at(path.display()))?;
         Ok(RibbonDb {
+            labels: FileLabels::of(&db),
             db,
             cache: Mutex::new(FileCache::new()),
         })
@@ -67,38 +69,6 @@ pub unsafe extern "C" fn ribbon_db_open(
 pub unsafe extern "C" fn ribbon_db_close(db: *mut RibbonDb) {
     // SAFETY: as the caller vouches.
     unsafe { guard::take(db) }
-}
-
-/// One file a `Get` asks.
-#[derive(Serialize)]
-struct StepJson {
-    level: u32,
-    file: String,
-    may_match: bool,
-    answer: &'static str,
-    range_deleted: bool,
-}
-
-/// One key's `Get`.
-#[derive(Serialize)]
-struct PathJson {
-    memtable: &'static str,
-    found: bool,
-    files: Vec<StepJson>,
-}
-
-fn answer_name(a: FileAnswer) -> &'static str {
-    match a {
-        FileAnswer::Filtered => "filtered",
-        FileAnswer::Absent => "absent",
-        FileAnswer::Found(EntryKind::Value) => "value",
-        FileAnswer::Found(EntryKind::Deletion) => "deleted",
-        FileAnswer::Found(EntryKind::Merge) => "merge",
-        // Later releases of ribbon-sst add answers (a file whose data was
-        // not read): named, never mistaken for one of the above.
-        #[allow(unreachable_patterns)]
-        _ => "not-read",
-    }
 }
 
 /// The `Get` path of each of `n` keys, as a JSON array into `*out` (freed
@@ -132,25 +102,7 @@ pub unsafe extern "C" fn ribbon_db_get_paths_json(
             let mut cache = db.cache.lock().unwrap_or_else(|p| p.into_inner());
             db.db.get_paths(&keys, &mut cache).map_err(|e| db_failure(&e))?
         };
-        let files: Vec<_> = db.db.files().collect();
-        let doc: Vec<PathJson> = paths
-            .iter()
-            .map(|p| PathJson {
-                memtable: p.memtable.name(),
-                found: p.found(),
-                files: p
-                    .steps
-                    .iter()
-                    .map(|s| StepJson {
-                        level: files[s.file].level,
-                        file: files[s.file].name(),
-                        may_match: s.may_match,
-                        answer: answer_name(s.answer),
-                        range_deleted: s.range_deleted,
-                    })
-                    .collect(),
-            })
-            .collect();
+        let doc: Vec<GetPathReport> = paths.iter().map(|p| p.report(None, &db.labels)).collect();
         serde_json::to_string(&doc)
             .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))
     };

@@ -7,8 +7,7 @@ use crate::error::{read_error, shown};
 use crate::input::{self, decode_hex, Input};
 use crate::output::Stdout;
 use clap::{Args, Subcommand};
-use ribbon_sst::db::{Db, Detail, FileAnswer, GetPath, OpenOptions};
-use serde::Serialize;
+use ribbon_sst::db::{Db, Detail, FileLabels, GetPath, OpenOptions};
 use std::fmt::Write as _;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -93,36 +92,6 @@ pub fn run(cmd: DbCommand) -> Result<(), Error> {
     }
 }
 
-/// One file a Get asks (JSON).
-#[derive(Debug, Serialize)]
-struct StepReport {
-    level: u32,
-    file: String,
-    may_match: bool,
-    answer: &'static str,
-    range_deleted: bool,
-}
-
-/// One key (JSON).
-#[derive(Debug, Serialize)]
-struct KeyReport<'a> {
-    key: &'a str,
-    memtable: &'static str,
-    found: bool,
-    files: Vec<StepReport>,
-}
-
-fn answer_name(a: FileAnswer) -> &'static str {
-    match a {
-        FileAnswer::Filtered => "filtered",
-        FileAnswer::Absent => "absent",
-        FileAnswer::Found(ribbon_sst::db::EntryKind::Value) => "value",
-        FileAnswer::Found(ribbon_sst::db::EntryKind::Deletion) => "deleted",
-        FileAnswer::Found(ribbon_sst::db::EntryKind::Merge) => "merge",
-        FileAnswer::NotRead => "not-read",
-    }
-}
-
 /// Opens the database in `dir` (one-line errors naming it).
 pub fn open(dir: &Path, column_family: &str, location: &DbLocation) -> Result<Db, Error> {
     Db::open_with(dir, column_family, &location.open_options())
@@ -153,8 +122,7 @@ fn query(
     let db = open(dir, column_family, location)?;
     recovery_note(&db);
     let mut keys = KeyChunks::open(keys, hex)?;
-    let files: Vec<_> = db.files().collect();
-    let names: Vec<String> = files.iter().map(|f| f.name()).collect();
+    let labels = FileLabels::of(&db);
     let mut out = Stdout::new();
     let mut cache = ribbon_sst::db::get::FileCache::new();
     // The text lists the files whose filters may hold each key: the data of
@@ -177,7 +145,7 @@ fn query(
                 shown.push_str(&String::from_utf8_lossy(k));
             }
             line.clear();
-            write_key(&mut line, &shown, path, &files, &names, json)?;
+            write_key(&mut line, &shown, path, &labels, json)?;
             out.line(&line)?;
         }
     }
@@ -266,27 +234,11 @@ fn write_key(
     line: &mut String,
     key: &str,
     path: &GetPath,
-    files: &[&ribbon_sst::db::LiveFile],
-    names: &[String],
+    labels: &FileLabels,
     json: bool,
 ) -> Result<(), Error> {
     if json {
-        let report = KeyReport {
-            key,
-            memtable: path.memtable.name(),
-            found: path.found(),
-            files: path
-                .steps
-                .iter()
-                .map(|s| StepReport {
-                    level: files[s.file].level,
-                    file: names[s.file].clone(),
-                    may_match: s.may_match,
-                    answer: answer_name(s.answer),
-                    range_deleted: s.range_deleted,
-                })
-                .collect(),
-        };
+        let report = path.report(Some(key), labels);
         *line = serde_json::to_string(&report).map_err(|e| Error::failed(format!("JSON: {e}")))?;
         return Ok(());
     }
@@ -297,9 +249,9 @@ fn write_key(
             line.push(' ');
         }
         line.push('L');
-        let _ = write!(line, "{}", files[s.file].level);
+        let _ = write!(line, "{}", labels.levels[s.file]);
         line.push(':');
-        line.push_str(&names[s.file]);
+        line.push_str(&labels.names[s.file]);
         any = true;
     }
     if !any {

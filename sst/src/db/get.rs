@@ -84,6 +84,21 @@ pub enum FileAnswer {
     NotRead,
 }
 
+impl FileAnswer {
+    /// Its name in reports (`filtered`, `absent`, `value`, `deleted`,
+    /// `merge`, `not-read`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Filtered => "filtered",
+            Self::Absent => "absent",
+            Self::Found(EntryKind::Value) => "value",
+            Self::Found(EntryKind::Deletion) => "deleted",
+            Self::Found(EntryKind::Merge) => "merge",
+            Self::NotRead => "not-read",
+        }
+    }
+}
+
 /// How much of each `Get` path [`Db::get_paths_with`] works out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Detail {
@@ -471,6 +486,31 @@ struct Probe<'a> {
     name: &'a str,
 }
 
+impl Probe<'_> {
+    /// Takes one entry of a data block, in key order (its user key and its
+    /// internal key's footer): an entry before the key is passed over; the
+    /// key's entries go into `out`, newest first (the sequence number the
+    /// file's global one if it has one), up to the first that is not a
+    /// merge operand; an entry after the key ends the lookup.
+    /// [`Seek::Done`] when the lookup is over, [`Seek::NextBlock`] when it
+    /// goes on (to the next entry, then the next block).
+    #[inline]
+    fn take(&self, user: &[u8], footer: u64, out: &mut Vec<(u64, EntryKind)>) -> Result<Seek, DbError> {
+        match compare_user(self.c, user, self.user_key) {
+            Some(Ordering::Less) => return Ok(Seek::NextBlock),
+            Some(Ordering::Equal) => {}
+            _ => return Ok(Seek::Done),
+        }
+        let kind = entry_kind((footer & 0xff) as u8).map_err(|w| DbError::corrupt(self.name, w))?;
+        out.push((self.global_seqno.unwrap_or(footer >> 8), kind));
+        Ok(if kind == EntryKind::Merge {
+            Seek::NextBlock
+        } else {
+            Seek::Done
+        })
+    }
+}
+
 /// Whether a block lookup is over or goes on into the next block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seek {
@@ -514,10 +554,7 @@ fn seek_block(
     out: &mut Vec<(u64, EntryKind)>,
 ) -> Result<Seek, DbError> {
     let Probe {
-        user_key,
-        c,
-        global_seqno,
-        name,
+        user_key, c, name, ..
     } = p;
     let corrupt = |what: &str| DbError::corrupt(name, format!("data block at offset {}: {what}", h.offset));
 
@@ -584,14 +621,7 @@ fn seek_block(
             return Err(corrupt("a key shorter than an internal key"));
         }
         let (user, footer) = key::split_internal(&buf);
-        match compare_user(c, user, user_key) {
-            Some(Ordering::Less) => continue,
-            Some(Ordering::Equal) => {}
-            _ => return Ok(Seek::Done),
-        }
-        let kind = entry_kind((footer & 0xff) as u8).map_err(|w| DbError::corrupt(name, w))?;
-        out.push((global_seqno.unwrap_or(footer >> 8), kind));
-        if kind != EntryKind::Merge {
+        if p.take(user, footer, out)? == Seek::Done {
             return Ok(Seek::Done);
         }
     }
@@ -607,12 +637,6 @@ fn walk_block(
     p: Probe<'_>,
     out: &mut Vec<(u64, EntryKind)>,
 ) -> Result<Seek, DbError> {
-    let Probe {
-        user_key,
-        c,
-        global_seqno,
-        name,
-    } = p;
     let mut seek = Seek::NextBlock;
     let mut bad_kind = None;
     KeyWalk::default()
@@ -621,34 +645,18 @@ fn walk_block(
                 return Ok(());
             }
             let (user, footer) = e.split();
-            match compare_user(c, user, user_key) {
-                Some(Ordering::Less) => return Ok(()),
-                Some(Ordering::Equal) => {}
-                _ => {
-                    seek = Seek::Done;
-                    return Ok(());
-                }
-            }
-            match entry_kind((footer & 0xff) as u8) {
-                Ok(kind) => {
-                    out.push((global_seqno.unwrap_or(footer >> 8), kind));
-                    if kind != EntryKind::Merge {
-                        seek = Seek::Done;
-                    }
-                }
-                Err(w) => {
-                    bad_kind = Some(w);
-                    seek = Seek::Done;
-                }
-            }
+            seek = p.take(user, footer, out).unwrap_or_else(|error| {
+                bad_kind = Some(error);
+                Seek::Done
+            });
             Ok(())
         })
         .map_err(|error| DbError::Sst {
-            file: name.to_string(),
+            file: p.name.to_string(),
             error,
         })?;
     match bad_kind {
-        Some(w) => Err(DbError::corrupt(name, w)),
+        Some(error) => Err(error),
         None => Ok(seek),
     }
 }

@@ -60,6 +60,7 @@ pub mod manifest;
 pub mod merge;
 pub mod options;
 pub mod range_del;
+pub mod report;
 pub mod wal;
 
 pub use error::DbError;
@@ -68,6 +69,7 @@ pub use manifest::{ColumnFamily, FileMeta, Version};
 pub use merge::for_each_file_key;
 pub use options::{OpenOptions, OptionsFile, WalRecoveryMode};
 pub use range_del::{Tombstone, Tombstones};
+pub use report::{FileLabels, GetPathReport, StepReport};
 pub use wal::{EntryKind, MemEntry, Memtable};
 
 use crate::table::SstFile;
