@@ -105,7 +105,23 @@ impl<S: RibbonSettings> QueryState<S> {
     pub(crate) fn contains_hash(&self, solution: &[u8], key_hash: u64) -> bool {
         let h = self.hasher.hash(key_hash);
         let site = self.layout.prepare_query(&self.hasher, h);
-        self.layout.filter_query(&self.hasher, h, site, solution)
+        self.answer(solution, h, site)
+    }
+
+    /// The answer at `site` for rehashed value `h`: the short AVX2 kernel
+    /// where it applies ([`crate::core::arch::short_site_answer`]), the
+    /// core's query elsewhere.
+    #[inline(always)]
+    fn answer(&self, solution: &[u8], h: u64, site: QuerySite) -> bool {
+        crate::core::arch::short_site_answer(
+            solution,
+            site.segment_num,
+            site.num_columns,
+            site.start_bit,
+            self.hasher.coeff_row(h),
+            self.hasher.result_row(h),
+        )
+        .unwrap_or_else(|| self.layout.filter_query(&self.hasher, h, site, solution))
     }
 
     /// Batched queries: every site of a batch is computed and prefetched
@@ -126,7 +142,7 @@ impl<S: RibbonSettings> QueryState<S> {
     /// returned.
     #[inline(always)]
     pub(crate) fn answer_prepared(&self, solution: &[u8], (h, site): (u64, QuerySite)) -> bool {
-        self.layout.filter_query(&self.hasher, h, site, solution)
+        self.answer(solution, h, site)
     }
 }
 

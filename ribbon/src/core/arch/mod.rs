@@ -290,6 +290,66 @@ impl RibbonKernel {
     }
 }
 
+/// The answer of a Ribbon query site of width 128 or 64 by the short AVX2
+/// kernels (`site128_lanes8_avx2`, `site64_lanes8_avx2`): whether the
+/// parities of its `num_columns` columns, for coefficient row `cr` at
+/// `start_bit`, equal the low bits of `expected`, the site's words
+/// beginning at segment `segment_num` of `data` (as
+/// [`crate::core::solution::InterleavedLayout::filter_query_with`] reads
+/// them). `None` where they do not answer: another width, more than 8
+/// columns (FP rates below 1/256), fewer than `16 * w` bits of `data` from
+/// the site on (the last blocks of a filter), a CPU without AVX2, or
+/// another target; the caller then runs the core's query. The width is
+/// told apart by type, which the compiler resolves.
+///
+/// Called from code compiled without AVX2, it is one call into the kernel
+/// per query, with its arguments in registers; from code compiled with
+/// AVX2, the kernel is inlined.
+#[inline(always)]
+#[allow(unused_variables)]
+pub(crate) fn short_site_answer<C: crate::core::alg::CoeffRow>(
+    data: &[u8],
+    segment_num: u32,
+    num_columns: u32,
+    start_bit: u32,
+    cr: C,
+    expected: u32,
+) -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    if num_columns <= 8 {
+        let any: &dyn core::any::Any = &cr;
+        let columns = 0xFF >> (8 - num_columns);
+        if let Some(&cr) = any.downcast_ref::<u128>() {
+            let first = segment_num as usize * 16;
+            if first.checked_add(256)? <= data.len() && x86_64::avx2_detected() {
+                let left = data[first..].as_ptr();
+                // SAFETY: AVX2 was just detected; `start_bit < 128` (a
+                // site's offset in its block); `data` has 256 bytes from
+                // `first`, so 128 at `left` and at `left + 16 * num_columns`
+                // (`num_columns <= 8`).
+                let lanes = unsafe {
+                    x86_64::site128_lanes8_avx2(left, left.add(16 * num_columns as usize), cr, start_bit)
+                };
+                let parities = u32::from(x86_64::LANES_TO_COLUMNS[lanes as usize & 0xFF]);
+                return Some((parities ^ expected) & columns == 0);
+            }
+        } else if let Some(&cr) = any.downcast_ref::<u64>() {
+            let first = segment_num as usize * 8;
+            if first.checked_add(128)? <= data.len() && x86_64::avx2_detected() {
+                let left = data[first..].as_ptr();
+                // SAFETY: as above, for 64-bit words: `start_bit < 64`, and
+                // 64 bytes at `left` and at `left + 8 * num_columns`.
+                let lanes = unsafe {
+                    x86_64::site64_lanes8_avx2(left, left.add(8 * num_columns as usize), cr, start_bit)
+                };
+                let parities = u32::from(x86_64::LANES_TO_COLUMNS_64[lanes as usize & 0xFF]);
+                return Some((parities ^ expected) & columns == 0);
+            }
+        }
+    }
+    None
+}
+
 /// The bits of a 512-bit FastLocalBloom cache line that the probes of
 /// `h2` select, in probe order: probe `i` is bit `(h2 * GOLDEN^i) >> 23`
 /// (RocksDB's `AddHashPrepared`/`HashMayMatchPrepared`). The one statement
@@ -369,6 +429,67 @@ mod tests {
             yes > rounds && no > rounds,
             "both answers exercised: {yes} yes, {no} no"
         );
+    }
+
+    /// The short AVX2 kernels answer as the portable query
+    /// (`filter_query_with(Portable)`), on random solutions of 1 to 8
+    /// columns (both column counts of a layout), sparse, dense and random
+    /// bytes, widths 128 and 64, starts at a block's first slot and inside
+    /// it, and the last blocks, where they hand the query back; and they
+    /// answer most sites where AVX2 runs.
+    #[test]
+    fn short_kernels_answer_as_the_portable_query() {
+        fn check<S: crate::core::alg::RibbonSettings>(state: &mut u64, rounds: usize) -> (u64, u64) {
+            use crate::core::alg::CoeffRow;
+            use crate::core::hasher::Hasher;
+            use crate::core::solution::InterleavedLayout;
+            let bytes = S::CoeffRow::BYTES;
+            let (mut answered, mut yes) = (0, 0);
+            for round in 0..rounds {
+                let num_blocks = 2 + (split_mix64(state) % 30) as u32;
+                let columns = 1 + round % 8;
+                let extra = (split_mix64(state) % u64::from(num_blocks)) as usize * bytes;
+                let mut data = vec![0u8; num_blocks as usize * columns * bytes + extra];
+                for b in &mut data {
+                    let r = split_mix64(state);
+                    *b = match round % 4 {
+                        0 => 0,
+                        1 => 0xFF,
+                        2 => (r | (r >> 8)) as u8,
+                        _ => r as u8,
+                    };
+                }
+                let layout = InterleavedLayout::<S>::for_num_blocks(num_blocks, data.len());
+                let hasher = Hasher::<S>::with_ordinal_seed((split_mix64(state) % 256) as u32);
+                for _ in 0..200 {
+                    let h = hasher.hash(split_mix64(state));
+                    let site = layout.prepare_query(&hasher, h);
+                    let want = layout.filter_query_with(RibbonKernel::Portable, &hasher, h, site, &data);
+                    if let Some(got) = short_site_answer(
+                        &data,
+                        site.segment_num,
+                        site.num_columns,
+                        site.start_bit,
+                        hasher.coeff_row(h),
+                        hasher.result_row(h),
+                    ) {
+                        assert_eq!(got, want, "round {round}, {site:?}");
+                        answered += 1;
+                        yes += u64::from(got);
+                    }
+                }
+            }
+            (answered, yes)
+        }
+        let mut state = 5u64;
+        let rounds = if cfg!(miri) { 4 } else { 400 };
+        let wide = check::<crate::core::alg::Standard128>(&mut state, rounds);
+        let narrow = check::<crate::core::alg::Settings<u64, true, false, false>>(&mut state, rounds);
+        if cfg!(target_arch = "x86_64") && RibbonKernel::detected() != RibbonKernel::Portable {
+            for (answered, yes) in [wide, narrow] {
+                assert!(answered > rounds as u64 * 200 / 2 && yes > 0, "{answered} {yes}");
+            }
+        }
     }
 
     #[test]

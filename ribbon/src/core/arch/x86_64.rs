@@ -249,6 +249,66 @@ pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: 
     _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32
 }
 
+/// [`LANE_COLUMN`] for [`site64_lanes8_avx2`].
+pub(crate) const LANE_COLUMN_64: [u32; 8] = [0, 4, 1, 5, 2, 6, 3, 7];
+
+/// [`LANES_TO_COLUMNS`] for [`site64_lanes8_avx2`].
+pub(crate) const LANES_TO_COLUMNS_64: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut x = 0;
+    while x < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if x >> i & 1 != 0 {
+                table[x] |= 1 << LANE_COLUMN_64[i];
+            }
+            i += 1;
+        }
+        x += 1;
+    }
+    table
+};
+
+/// [`site128_lanes8_avx2`] for width 64: bit `i` of the result is the
+/// parity of `(left_c & (cr << start_bit)) ^ (right_c & (cr >> (64 -
+/// start_bit)))` (the right row zero for `start_bit == 0`) for column `c =
+/// LANE_COLUMN_64[i]`, words of 8 bytes: four masked 256-bit loads, one
+/// shift-and-blend to 32 bits, five shift-XOR steps, one `vmovmskps`.
+///
+/// # Safety
+///
+/// The CPU must support AVX2, `start_bit < 64`, and `left` and `right` must
+/// each have 64 readable bytes.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn site64_lanes8_avx2(left: *const u8, right: *const u8, cr: u64, start_bit: u32) -> u32 {
+    debug_assert!(start_bit < 64);
+    let c = _mm256_set1_epi64x(cr as i64);
+    let s = _mm256_set1_epi64x(i64::from(start_bit));
+    // Counts of 64 or more give zero: the right row for `start_bit == 0`.
+    let cl = _mm256_sllv_epi64(c, s);
+    let cr = _mm256_srlv_epi64(c, _mm256_sub_epi64(_mm256_set1_epi64x(64), s));
+    // SAFETY: `32 + 32 <= 64` bytes at `left` and at `right`, as the caller
+    // guarantees.
+    let (x, y) = unsafe {
+        (
+            masked_xor(left, right, cl, cr),
+            masked_xor(left.add(32), right.add(32), cl, cr),
+        )
+    };
+    // 64 to 32 bits: dwords hold columns 0, 4, 1, 5, 2, 6, 3, 7.
+    let mut t = _mm256_blend_epi32::<0b1010_1010>(
+        _mm256_xor_si256(x, _mm256_srli_epi64::<32>(x)),
+        _mm256_xor_si256(y, _mm256_slli_epi64::<32>(y)),
+    );
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<16>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<8>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<4>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<2>(t));
+    t = _mm256_xor_si256(t, _mm256_slli_epi32::<1>(t));
+    _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32
+}
+
 /// `(left & cl) ^ (right & cr)` over the 32 bytes at `left` and at
 /// `right`. Shared by the AVX2 site kernels.
 ///

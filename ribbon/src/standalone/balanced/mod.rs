@@ -542,11 +542,26 @@ impl<S: RibbonSettings> BalancedState<S> {
         // of Standard w = 128's time at 10^6 keys instead of 1.23–1.25,
         // 1.11 instead of 1.11–1.15 at 10^7.
         if sites.keep {
-            self.layout.filter_query(&self.hasher, h, sites.primary, solution)
+            self.answer(solution, h, sites.primary)
         } else {
-            self.layout
-                .filter_query(&self.hasher, h, sites.secondary, solution)
+            self.answer(solution, h, sites.secondary)
         }
+    }
+
+    /// The answer at `site` for rehashed value `h`: the short AVX2 kernel
+    /// where it applies ([`arch::short_site_answer`]), the core's query
+    /// elsewhere.
+    #[inline(always)]
+    fn answer(&self, solution: &[u8], h: u64, site: QuerySite) -> bool {
+        arch::short_site_answer(
+            solution,
+            site.segment_num,
+            site.num_columns,
+            site.start_bit,
+            self.hasher.coeff_row(h),
+            self.hasher.result_row(h),
+        )
+        .unwrap_or_else(|| self.layout.filter_query(&self.hasher, h, site, solution))
     }
 
     /// Batched queries, every site of a batch prefetched before any is read.
@@ -559,7 +574,7 @@ impl<S: RibbonSettings> BalancedState<S> {
             hashes,
             out,
             |k| self.prepare_split(solution, meta, k),
-            |(h, site)| self.layout.filter_query(&self.hasher, h, site, solution),
+            |(h, site)| self.answer(solution, h, site),
         );
     }
 
@@ -586,7 +601,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     #[inline(always)]
     pub(crate) fn answer_prepared(&self, payload: &[u8], (h, site): (u64, QuerySite)) -> bool {
         let solution = &payload[..self.solution_len.min(payload.len())];
-        self.layout.filter_query(&self.hasher, h, site, solution)
+        self.answer(solution, h, site)
     }
 }
 
