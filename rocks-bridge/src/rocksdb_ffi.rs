@@ -4,6 +4,8 @@
 //! its own, apart from [`crate::ffi`] (what C++ calls): the policy registry
 //! uses this one, and `ffi` uses the registry.
 
+// `policy_id` serves `set_filter_policy`, which rust-rocksdb 0.24 cannot have.
+#[cfg_attr(not(feature = "rocksdb-0-25"), allow(dead_code))]
 #[cxx::bridge(namespace = "rocks_bridge")]
 pub(crate) mod bridge {
     // Shared types.
