@@ -8,6 +8,7 @@ source "$(dirname "$0")/env.sh"
 echo "== formatting and lints"
 cargo fmt --all -- --check
 cargo fmt --manifest-path examples/outside/Cargo.toml -- --check
+cargo fmt --manifest-path examples/outside-rocksdb024/Cargo.toml -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 
 echo "== the front door: every path the README and GUIDE name exists, the results table is the bench report's"
@@ -39,6 +40,8 @@ cargo test --release -p rocks-ribbon -p ribbon-sst -p ribbon-reconcile -p ribbon
 cargo test --release -p rocks-ribbon --no-default-features --features libm --lib
 cargo test --release -p rocks-ribbon --features serde
 
+echo "== performance checks that fit CI: big build's bytes whatever the threads, the kernel micro-report's short form (scripts/test-perf.sh)"
+bash scripts/test-perf.sh
 echo "== the crates package for crates.io"
 # What the dry run does not check: keywords, categories, license files, links.
 python3 scripts/check-crates.py --self-test
