@@ -127,8 +127,14 @@ impl<S: RibbonSettings> QueryState<S> {
     /// Batched queries: every site of a batch is computed and prefetched
     /// before any is read. Answers `min(hashes.len(), out.len())` hashes.
     pub(crate) fn contains_hashes(&self, solution: &[u8], hashes: &[u64], out: &mut [bool]) {
-        self.layout
-            .filter_query_batch(&self.hasher, solution, hashes, out);
+        // The core's `filter_query_batch`, with each answer through
+        // `Self::answer` (the short AVX2 kernels where they apply).
+        crate::core::batch::answer_in_batches(
+            hashes,
+            out,
+            |k| self.prepare_hash(solution, k),
+            |prepared| self.answer_prepared(solution, prepared),
+        );
     }
 
     /// The first half of a batched query: the rehashed value and the site

@@ -11,7 +11,7 @@
 //! or [`RibbonKernel`] when it is created, so a query pays one predictable
 //! branch.
 //!
-//! Three things live here:
+//! Four things live here:
 //!
 //! * [`prefetch`]: the one memory-prefetch hint every batched query and the
 //!   Bloom builder use: `prefetcht0` on x86-64 (into every cache level), a
@@ -37,6 +37,16 @@
 //!   overlap. Single / batched queries of random hashes against an 8 MB
 //!   Standard128 filter (in the last-level cache), ns: portable 22.6 /
 //!   18.4, AVX2 12.0 / 9.1, AVX-512 11.5 / 8.5.
+//! * [`short_site_answer`]: the answer of a site of at most eight columns
+//!   (every FP rate down to 1/256) of width 128 or 64 by the short AVX2
+//!   kernels (`x86_64::site128_lanes8_avx2`, `site64_lanes8_avx2`): the
+//!   row shifted in the vector unit, no cross-lane shuffle, five argument
+//!   registers. The standalone Standard and Balanced queries use it before
+//!   the core's query; Standard128's reader calls the width-128 kernel
+//!   itself (inlined into its AVX2 batch loops). Issue 37's report
+//!   (`docs/benchmarks-kernels.md`, shared 2-core AMD EPYC, AVX2):
+//!   Standard128 single 9.2 against 12.8 ns, batched 7.9 against 12.5 in
+//!   L1.
 
 use crate::core::prelude::*;
 
