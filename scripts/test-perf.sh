@@ -15,6 +15,8 @@
 # Wall time measured on the shared 2-core VM (load average 14), binaries
 # already built: 62 s (the bytes test about 12 s, the short report about
 # 45 s); a cold build adds the compile of ribbon-cli's tests and the bench.
+# Again on 2026-11-27 (load average 2, the bench rebuilt for this commit's
+# kernels, ribbon-cli's test binary already built): 90 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
