@@ -251,6 +251,29 @@ impl<S: RibbonSettings> InterleavedLayout<S> {
         self.filter_query_with(RibbonKernel::detected(), hasher, h, site, data)
     }
 
+    /// [`Self::filter_query`] through the short AVX2 site kernels where
+    /// they apply ([`crate::core::arch::short_site_answer`]: widths 64 and
+    /// 128, at most 8 columns, not the last blocks, a CPU with AVX2), the
+    /// core's query elsewhere. The same answer either way.
+    #[inline(always)]
+    pub(crate) fn filter_query_short(
+        &self,
+        hasher: &Hasher<S>,
+        h: u64,
+        site: QuerySite,
+        data: &[u8],
+    ) -> bool {
+        crate::core::arch::short_site_answer(
+            data,
+            site.segment_num,
+            site.num_columns,
+            site.start_bit,
+            hasher.coeff_row(h),
+            hasher.result_row(h),
+        )
+        .unwrap_or_else(|| self.filter_query(hasher, h, site, data))
+    }
+
     /// [`Self::filter_query`] with `kernel` computing the result columns
     /// where it can (widths 64 and 128, see [`RibbonKernel`]), the
     /// portable code (one column at a time, stopping at the first that
@@ -615,6 +638,71 @@ mod tests {
         // answer "yes" for some keys).
         for (yes, queries) in results {
             assert!(yes > 0 && yes < queries, "{yes} of {queries}");
+        }
+    }
+
+    /// The short AVX2 kernels (`arch::short_site_answer`, which
+    /// [`InterleavedLayout::filter_query_short`] asks first) answer as the portable query
+    /// (`filter_query_with(Portable)`), on random solutions of 1 to 8
+    /// columns (both column counts of a layout), sparse, dense and random
+    /// bytes, widths 128 and 64, starts at a block's first slot and inside
+    /// it, and the last blocks, where they hand the query back; and they
+    /// answer most sites where AVX2 runs.
+    #[test]
+    fn short_kernels_answer_as_the_portable_query() {
+        fn check<S: crate::core::alg::RibbonSettings>(state: &mut u64, rounds: usize) -> (u64, u64) {
+            use crate::core::alg::CoeffRow;
+            let bytes = S::CoeffRow::BYTES;
+            let (mut answered, mut yes) = (0, 0);
+            for round in 0..rounds {
+                let num_blocks = 2 + (split_mix64(state) % 30) as u32;
+                let columns = 1 + round % 8;
+                let extra = (split_mix64(state) % u64::from(num_blocks)) as usize * bytes;
+                let mut data = vec![0u8; num_blocks as usize * columns * bytes + extra];
+                for b in &mut data {
+                    let r = split_mix64(state);
+                    *b = match round % 4 {
+                        0 => 0,
+                        1 => 0xFF,
+                        2 => (r | (r >> 8)) as u8,
+                        _ => r as u8,
+                    };
+                }
+                let layout = InterleavedLayout::<S>::for_num_blocks(num_blocks, data.len());
+                let hasher = Hasher::<S>::with_ordinal_seed((split_mix64(state) % 256) as u32);
+                for _ in 0..200 {
+                    let h = hasher.hash(split_mix64(state));
+                    let site = layout.prepare_query(&hasher, h);
+                    let want = layout.filter_query_with(RibbonKernel::Portable, &hasher, h, site, &data);
+                    assert_eq!(
+                        layout.filter_query_short(&hasher, h, site, &data),
+                        want,
+                        "round {round}, {site:?}"
+                    );
+                    if let Some(got) = arch::short_site_answer(
+                        &data,
+                        site.segment_num,
+                        site.num_columns,
+                        site.start_bit,
+                        hasher.coeff_row(h),
+                        hasher.result_row(h),
+                    ) {
+                        assert_eq!(got, want, "round {round}, {site:?}");
+                        answered += 1;
+                        yes += u64::from(got);
+                    }
+                }
+            }
+            (answered, yes)
+        }
+        let mut state = 5u64;
+        let rounds = if cfg!(miri) { 4 } else { 400 };
+        let wide = check::<crate::core::alg::Standard128>(&mut state, rounds);
+        let narrow = check::<crate::core::alg::Settings<u64, true, false, false>>(&mut state, rounds);
+        if cfg!(target_arch = "x86_64") && RibbonKernel::detected() != RibbonKernel::Portable {
+            for (answered, yes) in [wide, narrow] {
+                assert!(answered > rounds as u64 * 200 / 2 && yes > 0, "{answered} {yes}");
+            }
         }
     }
 }

@@ -113,15 +113,7 @@ impl<S: RibbonSettings> QueryState<S> {
     /// core's query elsewhere.
     #[inline(always)]
     fn answer(&self, solution: &[u8], h: u64, site: QuerySite) -> bool {
-        crate::core::arch::short_site_answer(
-            solution,
-            site.segment_num,
-            site.num_columns,
-            site.start_bit,
-            self.hasher.coeff_row(h),
-            self.hasher.result_row(h),
-        )
-        .unwrap_or_else(|| self.layout.filter_query(&self.hasher, h, site, solution))
+        self.layout.filter_query_short(&self.hasher, h, site, solution)
     }
 
     /// Batched queries: every site of a batch is computed and prefetched

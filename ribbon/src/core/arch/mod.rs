@@ -441,67 +441,6 @@ mod tests {
         );
     }
 
-    /// The short AVX2 kernels answer as the portable query
-    /// (`filter_query_with(Portable)`), on random solutions of 1 to 8
-    /// columns (both column counts of a layout), sparse, dense and random
-    /// bytes, widths 128 and 64, starts at a block's first slot and inside
-    /// it, and the last blocks, where they hand the query back; and they
-    /// answer most sites where AVX2 runs.
-    #[test]
-    fn short_kernels_answer_as_the_portable_query() {
-        fn check<S: crate::core::alg::RibbonSettings>(state: &mut u64, rounds: usize) -> (u64, u64) {
-            use crate::core::alg::CoeffRow;
-            use crate::core::hasher::Hasher;
-            use crate::core::solution::InterleavedLayout;
-            let bytes = S::CoeffRow::BYTES;
-            let (mut answered, mut yes) = (0, 0);
-            for round in 0..rounds {
-                let num_blocks = 2 + (split_mix64(state) % 30) as u32;
-                let columns = 1 + round % 8;
-                let extra = (split_mix64(state) % u64::from(num_blocks)) as usize * bytes;
-                let mut data = vec![0u8; num_blocks as usize * columns * bytes + extra];
-                for b in &mut data {
-                    let r = split_mix64(state);
-                    *b = match round % 4 {
-                        0 => 0,
-                        1 => 0xFF,
-                        2 => (r | (r >> 8)) as u8,
-                        _ => r as u8,
-                    };
-                }
-                let layout = InterleavedLayout::<S>::for_num_blocks(num_blocks, data.len());
-                let hasher = Hasher::<S>::with_ordinal_seed((split_mix64(state) % 256) as u32);
-                for _ in 0..200 {
-                    let h = hasher.hash(split_mix64(state));
-                    let site = layout.prepare_query(&hasher, h);
-                    let want = layout.filter_query_with(RibbonKernel::Portable, &hasher, h, site, &data);
-                    if let Some(got) = short_site_answer(
-                        &data,
-                        site.segment_num,
-                        site.num_columns,
-                        site.start_bit,
-                        hasher.coeff_row(h),
-                        hasher.result_row(h),
-                    ) {
-                        assert_eq!(got, want, "round {round}, {site:?}");
-                        answered += 1;
-                        yes += u64::from(got);
-                    }
-                }
-            }
-            (answered, yes)
-        }
-        let mut state = 5u64;
-        let rounds = if cfg!(miri) { 4 } else { 400 };
-        let wide = check::<crate::core::alg::Standard128>(&mut state, rounds);
-        let narrow = check::<crate::core::alg::Settings<u64, true, false, false>>(&mut state, rounds);
-        if cfg!(target_arch = "x86_64") && RibbonKernel::detected() != RibbonKernel::Portable {
-            for (answered, yes) in [wide, narrow] {
-                assert!(answered > rounds as u64 * 200 / 2 && yes > 0, "{answered} {yes}");
-            }
-        }
-    }
-
     #[test]
     fn prefetch_outside_the_data_is_a_no_op() {
         let data = [1u8; 10];

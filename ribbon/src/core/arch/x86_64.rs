@@ -155,21 +155,25 @@ pub(crate) const LANE_COLUMN: [u32; 8] = [0, 4, 2, 6, 1, 5, 3, 7];
 
 /// [`site128_lanes8_avx2`]'s result (eight bits in lane order) in column
 /// order: bit `LANE_COLUMN[i]` of `LANES_TO_COLUMNS[x]` is bit `i` of `x`.
-pub(crate) const LANES_TO_COLUMNS: [u8; 256] = {
+pub(crate) const LANES_TO_COLUMNS: [u8; 256] = lanes_to_columns(LANE_COLUMN);
+
+/// The table that puts eight bits in lane order into column order: bit
+/// `lane_column[i]` of entry `x` is bit `i` of `x`.
+const fn lanes_to_columns(lane_column: [u32; 8]) -> [u8; 256] {
     let mut table = [0u8; 256];
     let mut x = 0;
     while x < 256 {
         let mut i = 0;
         while i < 8 {
             if x >> i & 1 != 0 {
-                table[x] |= 1 << LANE_COLUMN[i];
+                table[x] |= 1 << lane_column[i];
             }
             i += 1;
         }
         x += 1;
     }
     table
-};
+}
 
 /// The parities of the first eight columns of a width-128 Ribbon query
 /// site, in lane order: bit `i` of the result is the parity of `(left_c &
@@ -236,11 +240,21 @@ pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: 
     let ab = _mm256_xor_si256(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b));
     let cd = _mm256_xor_si256(_mm256_unpacklo_epi64(c, d), _mm256_unpackhi_epi64(c, d));
     // 64 to 32 bits: dwords hold columns 0, 4, 2, 6, 1, 5, 3, 7.
+    quadword_parities(ab, cd)
+}
+
+/// Bit `i` of the result: the parity of dword `i` of the quadwords of `x`
+/// (the even dwords) and of `y` (the odd ones) folded to 32 bits: each
+/// quadword of `x` to its low dword and of `y` to its high one, blended,
+/// then five shift-XOR steps leave each dword's parity in its bit 31, and
+/// `vmovmskps` gathers them.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn quadword_parities(x: __m256i, y: __m256i) -> u32 {
     let mut t = _mm256_blend_epi32::<0b1010_1010>(
-        _mm256_xor_si256(ab, _mm256_srli_epi64::<32>(ab)),
-        _mm256_xor_si256(cd, _mm256_slli_epi64::<32>(cd)),
+        _mm256_xor_si256(x, _mm256_srli_epi64::<32>(x)),
+        _mm256_xor_si256(y, _mm256_slli_epi64::<32>(y)),
     );
-    // Bit 31 of each dword: the parity of all 32.
     t = _mm256_xor_si256(t, _mm256_slli_epi32::<16>(t));
     t = _mm256_xor_si256(t, _mm256_slli_epi32::<8>(t));
     t = _mm256_xor_si256(t, _mm256_slli_epi32::<4>(t));
@@ -253,21 +267,7 @@ pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: 
 pub(crate) const LANE_COLUMN_64: [u32; 8] = [0, 4, 1, 5, 2, 6, 3, 7];
 
 /// [`LANES_TO_COLUMNS`] for [`site64_lanes8_avx2`].
-pub(crate) const LANES_TO_COLUMNS_64: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut x = 0;
-    while x < 256 {
-        let mut i = 0;
-        while i < 8 {
-            if x >> i & 1 != 0 {
-                table[x] |= 1 << LANE_COLUMN_64[i];
-            }
-            i += 1;
-        }
-        x += 1;
-    }
-    table
-};
+pub(crate) const LANES_TO_COLUMNS_64: [u8; 256] = lanes_to_columns(LANE_COLUMN_64);
 
 /// [`site128_lanes8_avx2`] for width 64: bit `i` of the result is the
 /// parity of `(left_c & (cr << start_bit)) ^ (right_c & (cr >> (64 -
@@ -297,16 +297,7 @@ pub(crate) unsafe fn site64_lanes8_avx2(left: *const u8, right: *const u8, cr: u
         )
     };
     // 64 to 32 bits: dwords hold columns 0, 4, 1, 5, 2, 6, 3, 7.
-    let mut t = _mm256_blend_epi32::<0b1010_1010>(
-        _mm256_xor_si256(x, _mm256_srli_epi64::<32>(x)),
-        _mm256_xor_si256(y, _mm256_slli_epi64::<32>(y)),
-    );
-    t = _mm256_xor_si256(t, _mm256_slli_epi32::<16>(t));
-    t = _mm256_xor_si256(t, _mm256_slli_epi32::<8>(t));
-    t = _mm256_xor_si256(t, _mm256_slli_epi32::<4>(t));
-    t = _mm256_xor_si256(t, _mm256_slli_epi32::<2>(t));
-    t = _mm256_xor_si256(t, _mm256_slli_epi32::<1>(t));
-    _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32
+    quadword_parities(x, y)
 }
 
 /// `(left & cl) ^ (right & cr)` over the 32 bytes at `left` and at
