@@ -43,10 +43,9 @@
 //!   row shifted in the vector unit, no cross-lane shuffle, five argument
 //!   registers. The standalone Standard and Balanced queries use it before
 //!   the core's query; Standard128's reader calls the width-128 kernel
-//!   itself (inlined into its AVX2 batch loops). Issue 37's report
-//!   (`docs/benchmarks-kernels.md`, shared 2-core AMD EPYC, AVX2):
-//!   Standard128 single 9.2 against 12.8 ns, batched 7.9 against 12.5 in
-//!   L1.
+//!   itself (inlined into its AVX2 batch loops). What they gain, and what
+//!   bounds them, is measured in
+//!   [`docs/benchmarks-kernels.md`](https://github.com/rocks-ribbon/rocks-ribbon/blob/main/docs/benchmarks-kernels.md).
 
 use crate::core::prelude::*;
 
