@@ -43,6 +43,6 @@ fi
 start=$(date +%s)
 cargo +nightly miri setup
 cargo +nightly miri test -p rocks-ribbon --lib -- alg::tests arch::tests batch::tests trailer::tests \
-    solution::tests::every_kernel standard128::kernel_tests
+    solution::tests::every_kernel solution::tests::short_kernels standard128::kernel_tests
 cargo +nightly miri test -p rocks-ribbon --test miri_smoke
 echo "miri-smoke: passed in $(($(date +%s) - start)) s"
