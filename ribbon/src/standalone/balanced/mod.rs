@@ -111,7 +111,6 @@
 pub(crate) mod build;
 
 use crate::core::alg::{CoeffRow, RibbonSettings};
-use crate::core::arch;
 use crate::core::batch::answer_in_batches;
 use crate::core::hasher::Hasher;
 use crate::core::math::fast_range32;
@@ -372,86 +371,130 @@ pub(crate) fn mask(meta: &[u8], shard: u32) -> u16 {
         .map_or(KEEP_ALL, |t| u16::from_le_bytes([t[0], t[1]]))
 }
 
-/// One level's query arithmetic, precomputed when a filter is opened.
+/// Entries of the query's level tables ([`BalancedState`]): levels `0 .. b`,
+/// then the last shard repeated to the end, so that a level counted from
+/// the leading ones of a hash (at most [`MAX_SHARD_BITS`]) indexes them
+/// through a mask with `QUERY_LEVELS - 1`, without a bounds check.
+const QUERY_LEVELS: usize = 32;
+const _: () = assert!(QUERY_LEVELS > MAX_SHARD_BITS as usize && QUERY_LEVELS.is_power_of_two());
+
+/// The starts of the shards of one level, as a query computes them: the
+/// first start of shard `u` of the level is `base + u · slots` (wrapping),
+/// so that the start of seeded hash `h` in its top shard is
+/// `base + (h >> (32 - b)) · slots >> 32` (see [`BalancedState::probe`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct LevelQuery {
+struct ShardStarts {
     /// Starts per shard of the level.
     slots: u32,
     /// `first start of the level - first shard of the level · slots`
-    /// (wrapping), so that the first start of shard `u` of the level is
-    /// `base + u · slots` (wrapping), without a subtraction.
+    /// (wrapping).
     base: u32,
-    /// First start of the next level.
-    next_first: u32,
-    /// Starts of the next level (all its shards).
-    next_starts: u32,
 }
 
-impl LevelQuery {
-    /// The table of `g`: one entry per level, the last shard at index `b`
-    /// (its secondary location is never used, its mask keeps every key).
-    fn table(g: &Geometry) -> [Self; LEVEL_ENTRIES] {
-        let mut t = [Self::default(); LEVEL_ENTRIES];
-        for level in 0..=g.num_levels() {
-            let slots = g.level_slots[level as usize];
-            let (next_first, next_starts) = g.next_level_range(level);
-            t[level as usize] = Self {
-                slots,
-                base: g.level_first[level as usize]
-                    .wrapping_sub(g.level_first_shard(level).wrapping_mul(slots)),
-                next_first,
-                next_starts,
-            };
-        }
-        t
+impl ShardStarts {
+    /// The start of a key in the shard of the top `b` bits of `hh`,
+    /// where `hh` is those bits followed by the key's 32
+    /// [`offset bits`](Geometry::offset_bits) (`h >> (32 - b)`).
+    ///
+    /// `top · slots + fastrange32(x, slots)` is `(top · 2^32 + x) · slots >> 32`
+    /// exactly, and its low 32 bits are those of the wrapping 64-bit
+    /// product: one multiplication instead of two.
+    #[inline(always)]
+    fn start(self, hh: u64) -> u32 {
+        self.base
+            .wrapping_add((hh.wrapping_mul(u64::from(self.slots)) >> 32) as u32)
     }
 }
 
-/// What a query of a Balanced filter needs for one settings type.
+/// A range of starts, `first .. first + starts`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct StartRange {
+    /// The first start.
+    first: u32,
+    /// Number of starts.
+    starts: u32,
+}
+
+/// What a query has worked out before it reads the solution.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    /// [`Geometry::primary_start`].
+    primary: u32,
+    /// Whether the key's equation is at its primary start (its shard's mask
+    /// bit).
+    keep: bool,
+    /// The level table entry of its primary shard's level (0 when
+    /// redirected).
+    level: usize,
+    /// [`mix`] of the seeded hash.
+    g: u64,
+}
+
+/// What a query of a Balanced filter needs for one settings type: the
+/// geometry's arithmetic precomputed, per level, when the filter is
+/// opened.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BalancedState<S: RibbonSettings> {
     layout: InterleavedLayout<S>,
     hasher: Hasher<S>,
-    geometry: Geometry,
-    /// [`LevelQuery::table`] of `geometry`.
-    levels: [LevelQuery; LEVEL_ENTRIES],
+    /// `32 - b`: `h >> hash_shift` is the top shard of `h` (its top `b`
+    /// bits) followed by its 32 offset bits.
+    hash_shift: u32,
+    /// `2^(63 - b)`: the leading ones of `h` counted up to `b` (the last
+    /// shard) at most.
+    level_stop: u64,
+    /// `2^b / 2` (0 when `b = 0`): a redirected key's shard is its top
+    /// shard less this.
+    half: u32,
+    /// Each level's [`ShardStarts`], the last shard's from index `b` on.
+    starts: [ShardStarts; QUERY_LEVELS],
+    /// Each level's redirect threshold: [`Geometry::redirect`] after level
+    /// 1 (whose top shards are at least `half`), 0 for level 1 (and for
+    /// `b = 0`, where a redirect changes nothing).
+    redirect: [u32; QUERY_LEVELS],
+    /// Where each level's secondary starts are: the next level's starts
+    /// (the last shard's own for the last shard, whose mask keeps every
+    /// key; a query of a corrupt mask still reads inside the solution).
+    next: [StartRange; QUERY_LEVELS],
+    /// Level 1's [`ShardStarts`] for the top `b` bits of a redirected key
+    /// (its shard plus `half`): `base - half · slots`.
+    redirected: ShardStarts,
     solution_len: usize,
-}
-
-/// Where the query of one key may read: its primary and secondary sites
-/// and whether it is stored at the primary one.
-#[derive(Debug, Clone, Copy, Default)]
-struct Sites {
-    primary: QuerySite,
-    secondary: QuerySite,
-    keep: bool,
-}
-
-impl Sites {
-    /// The site the key's equation was stored at, branch-free: what the
-    /// batched path prefetches and reads (a single query branches instead,
-    /// see [`BalancedState::contains_hash`]).
-    #[inline(always)]
-    fn chosen(&self) -> QuerySite {
-        let m = u32::from(self.keep).wrapping_neg();
-        let pick = |a: u32, b: u32| (a & m) | (b & !m);
-        QuerySite {
-            segment_num: pick(self.primary.segment_num, self.secondary.segment_num),
-            num_columns: pick(self.primary.num_columns, self.secondary.num_columns),
-            start_bit: pick(self.primary.start_bit, self.secondary.start_bit),
-        }
-    }
 }
 
 impl<S: RibbonSettings> BalancedState<S> {
     /// The query state of `num_blocks >= 1` blocks of solution in
     /// `solution_len` bytes, banded with ordinal seed `seed`.
     pub(crate) fn new(num_blocks: u32, solution_len: usize, seed: u32, geometry: Geometry) -> Self {
+        let b = geometry.shard_bits.min(MAX_SHARD_BITS);
+        let mut starts = [ShardStarts::default(); QUERY_LEVELS];
+        let mut redirect = [0; QUERY_LEVELS];
+        let mut next = [StartRange::default(); QUERY_LEVELS];
+        for (entry, level) in (0..QUERY_LEVELS as u32).map(|e| (e as usize, e.min(b))) {
+            let slots = geometry.level_slots[level as usize];
+            starts[entry] = ShardStarts {
+                slots,
+                base: geometry.level_first[level as usize]
+                    .wrapping_sub(geometry.level_first_shard(level).wrapping_mul(slots)),
+            };
+            redirect[entry] = if level >= 1 { geometry.redirect } else { 0 };
+            let (first, count) = geometry.next_level_range(level);
+            next[entry] = StartRange { first, starts: count };
+        }
+        let half = (1u32 << b) / 2;
         Self {
             layout: InterleavedLayout::for_num_blocks(num_blocks, solution_len),
             hasher: Hasher::with_ordinal_seed(seed),
-            geometry,
-            levels: LevelQuery::table(&geometry),
+            hash_shift: 32 - b,
+            level_stop: 1 << (63 - b),
+            half,
+            starts,
+            redirect,
+            next,
+            redirected: ShardStarts {
+                slots: starts[0].slots,
+                base: starts[0].base.wrapping_sub(half.wrapping_mul(starts[0].slots)),
+            },
             solution_len,
         }
     }
@@ -460,96 +503,93 @@ impl<S: RibbonSettings> BalancedState<S> {
         &self.layout
     }
 
-    /// Both sites of seeded hash `h`, and which one holds its equation:
-    /// [`Geometry::primary_start`], [`Geometry::secondary_start`] and the
-    /// shard's mask bit, from the precomputed level table.
+    /// The primary start of seeded hash `h` and whether its equation is
+    /// there ([`Geometry::primary_start`] and the mask bit of
+    /// [`Geometry::primary_shard`] for [`bucket`]), with the precomputed
+    /// tables and fewer instructions than the geometry's arithmetic (whose
+    /// answers `tests::query_matches_the_geometry` compares):
     ///
-    /// Whether the key was redirected to level 1 depends on the second
-    /// hash `g`, which takes a multiplication to compute; instead of
-    /// waiting for it, the primary start in both candidate shards (the top
-    /// `b` bits of `h`, and the level-1 shard it would be redirected to) is
-    /// worked out in parallel and the redirect only selects one. This
-    /// keeps the primary start, and so the solution's read, a few cycles
-    /// behind the hash, as in Standard Ribbon (waiting for `g` measured
-    /// 1.56 of Standard width 128's time at 10^6 keys, against 1.25). The
-    /// secondary start and the mask bit need `g` anyway: they are worked
-    /// out once, for the selected shard (measured: 1.25 to 1.28 against
-    /// 1.35 with both candidates' masks and secondary starts, 2026-11-25).
+    /// * the level of the top shard is the number of leading ones of `h`,
+    ///   at most `b`: one `leading_zeros` of `!h | 2^(63 - b)`;
+    /// * its start is one multiplication ([`ShardStarts::start`]), in the
+    ///   top shard and in the level-1 shard a redirect would choose, both
+    ///   before the redirect is known: it waits for [`mix`]'s
+    ///   multiplication, and the start (so the solution's read) need not;
+    /// * the redirect is one comparison with the level's threshold (0 for
+    ///   level 1);
+    /// * the bucket is `min(leading_zeros(y²), 15)` for the 16 bits `y` of
+    ///   [`bucket`] (with their low bit set): `floor(log2(y²))` is
+    ///   `2 · floor(log2 y)`, plus one when `y ≥ √2 · 2^floor(log2 y)`,
+    ///   which is [`bucket`]'s comparison with `0xB504_F334`
+    ///   (`tests::bucket_is_the_leading_zeros_of_the_square`, every `y`);
+    ///   the `min` is the mask's sign extension (bit 15, the last bucket's,
+    ///   copied up to bit 31).
+    ///
+    /// The secondary start ([`Self::secondary`]) is left to the keys that
+    /// need it.
     #[inline(always)]
-    fn sites(&self, meta: &[u8], h: u64) -> Sites {
-        let geometry = &self.geometry;
-        let half = geometry.num_shards() / 2;
-        let top = geometry.top_shard(h);
-        let x = geometry.offset_bits(h);
-        // Not redirected: shard `top`, in its own level (`level <= b <
-        // LEVEL_ENTRIES`; the `min` only drops the bounds check).
-        let level = (geometry.level_of(top) as usize).min(LEVEL_ENTRIES - 1);
-        let own = self.levels[level];
-        // Redirected (only possible when `top >= half`): shard `top - half
-        // = top & (half - 1)`, in level 1. With b = 0, `half - 1` wraps to
-        // all ones and `top` is 0: never used, and in range.
-        let lower = top & half.wrapping_sub(1);
-        let first = self.levels[0];
-        let start_in = |t: &LevelQuery, u: u32| {
-            t.base
-                .wrapping_add(u.wrapping_mul(t.slots))
-                .wrapping_add(fast_range32(x, t.slots))
-        };
-        let primary = [start_in(&own, top), start_in(&first, lower)];
+    fn probe(&self, meta: &[u8], h: u64) -> Probe {
+        // `hash_shift <= 32`.
+        let hh = h >> self.hash_shift;
+        let top = (hh >> 32) as u32;
+        let level = (!h | self.level_stop).leading_zeros() as usize & (QUERY_LEVELS - 1);
+        let own = self.starts[level].start(hh);
+        let lower = self.redirected.start(hh);
         let g = mix(h);
-        // As `Geometry::primary_shard`.
-        let redirected = (top >= half) & (((g >> 48) as u32) < geometry.redirect);
-        // The secondary start and the mask need `g` anyway: select the
-        // shard and its level first, then work out one of each.
-        let (shard, level) = if redirected { (lower, &first) } else { (top, &own) };
-        let secondary = level
-            .next_first
-            .wrapping_add(fast_range32(g as u32, level.next_starts));
-        Sites {
-            primary: site_at(&self.layout, primary[usize::from(redirected)]),
-            secondary: site_at(&self.layout, secondary),
-            keep: u32::from(mask(meta, shard)) >> bucket(g) & 1 != 0,
+        let redirected = ((g >> 48) as u32) < self.redirect[level];
+        let (primary, shard, level) = if redirected {
+            (lower, top.wrapping_sub(self.half), 0)
+        } else {
+            (own, top, level)
+        };
+        let y = u32::from((g >> 32) as u16) | 1;
+        let bucket = (y * y).leading_zeros();
+        let mask = i32::from(mask(meta, shard) as i16);
+        Probe {
+            primary,
+            keep: (mask >> bucket) & 1 != 0,
+            level,
+            g,
         }
     }
 
-    /// Where the query of seeded hash `h` reads (as
-    /// [`InterleavedLayout::prepare_query`] for a given start).
+    /// [`Geometry::secondary_start`] of a probed key: uniform over the
+    /// starts of the level after its primary shard's.
     #[inline(always)]
-    fn site(&self, meta: &[u8], h: u64) -> QuerySite {
-        self.sites(meta, h).chosen()
+    fn secondary(&self, p: &Probe) -> u32 {
+        let next = self.next[p.level & (QUERY_LEVELS - 1)];
+        next.first.wrapping_add(fast_range32(p.g as u32, next.starts))
+    }
+
+    /// The start that holds the equation of a probed key, without a
+    /// branch.
+    #[inline(always)]
+    fn chosen(&self, p: &Probe) -> u32 {
+        let m = u32::from(p.keep).wrapping_neg();
+        (p.primary & m) | (self.secondary(p) & !m)
     }
 
     /// Whether the key with hash `key_hash` may be in the set; `payload` is
     /// the solution followed by the thresholds.
     ///
-    /// Both candidate sites are prefetched before the mask is read, so
-    /// that the mask's read overlaps the solution's instead of delaying it,
-    /// and the query then branches on the mask bit (see below).
+    /// A branch with a query on each side, not [`Self::chosen`]: most keys
+    /// keep their primary start (88 % of those of the benchmarks), so the
+    /// predicted side reads the solution while the mask loads, and only
+    /// the others work out their secondary start.
     #[inline(always)]
     pub(crate) fn contains_hash(&self, payload: &[u8], key_hash: u64) -> bool {
         let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
         let h = self.hasher.hash(key_hash);
-        let sites = self.sites(meta, h);
-        arch::prefetch(solution, sites.primary.segment_num as usize * S::CoeffRow::BYTES);
-        arch::prefetch(
-            solution,
-            sites.secondary.segment_num as usize * S::CoeffRow::BYTES,
-        );
-        // A branch with a query on each side, not `Sites::chosen` (which
-        // the compiler keeps branch-free): most keys keep their primary
-        // site, so the prediction lets the solution's read start before
-        // the mask is known. Measured with `examples/balanced_ab.rs`: 1.17
-        // of Standard w = 128's time at 10^6 keys instead of 1.23–1.25,
-        // 1.11 instead of 1.11–1.15 at 10^7.
-        if sites.keep {
-            self.answer(solution, h, sites.primary)
+        let p = self.probe(meta, h);
+        if p.keep {
+            self.answer(solution, h, site_at(&self.layout, p.primary))
         } else {
-            self.answer(solution, h, sites.secondary)
+            self.answer(solution, h, site_at(&self.layout, self.secondary(&p)))
         }
     }
 
     /// The answer at `site` for rehashed value `h`: the short AVX2 kernel
-    /// where it applies ([`arch::short_site_answer`]), the core's query
+    /// where it applies ([`crate::core::arch::short_site_answer`]), the core's query
     /// elsewhere.
     #[inline(always)]
     fn answer(&self, solution: &[u8], h: u64, site: QuerySite) -> bool {
@@ -568,6 +608,13 @@ impl<S: RibbonSettings> BalancedState<S> {
             |k| self.prepare_split(solution, meta, k),
             |(h, site)| self.answer(solution, h, site),
         );
+    }
+
+    /// Where the query of seeded hash `h` reads (as
+    /// [`InterleavedLayout::prepare_query`] for a given start).
+    #[inline(always)]
+    fn site(&self, meta: &[u8], h: u64) -> QuerySite {
+        site_at(&self.layout, self.chosen(&self.probe(meta, h)))
     }
 
     /// The first half of a batched query of `key_hash`: the seeded hash
@@ -623,6 +670,7 @@ pub(crate) fn site_at<S: RibbonSettings>(layout: &InterleavedLayout<S>, start: u
 mod tests {
     use super::*;
     use crate::core::alg::Settings;
+    use crate::core::hash::split_mix64;
     use crate::core::hasher::Hasher;
     use crate::core::prelude::*;
 
@@ -696,13 +744,30 @@ mod tests {
         }
     }
 
-    /// The query's precomputed, speculative arithmetic (`BalancedState::sites`)
-    /// agrees with the geometry's, which construction uses, for every
-    /// number of shards and both outcomes of the redirect and the mask.
+    /// The bucket of every 16-bit `y` is `min(leading_zeros(y²), 15)` (with
+    /// `y`'s low bit set), what `BalancedState::probe` computes.
     #[test]
-    fn query_sites_match_the_geometry() {
-        for bits in 0..12 {
-            let g = sized(bits, 700 + 3 * bits, 500, 1 << 14);
+    fn bucket_is_the_leading_zeros_of_the_square() {
+        for y in 0..=u64::from(u16::MAX) {
+            let g = (y << 32) | 0xDEAD_BEEF | (0x1234 << 48);
+            let square = ((y | 1) * (y | 1)) as u32;
+            assert_eq!(bucket(g), square.leading_zeros().min(BUCKETS - 1), "y = {y}");
+        }
+    }
+
+    /// The query's precomputed arithmetic (`BalancedState::probe`,
+    /// `secondary`, `site`) agrees with the geometry's, which construction
+    /// uses, for every number of shards up to 12 and large ones (16, 20,
+    /// 24), both outcomes of the redirect and of the mask, and random
+    /// hashes.
+    #[test]
+    fn query_matches_the_geometry() {
+        let mut s = 0x5EED_u64;
+        for bits in (0..=12).chain([16, 20, MAX_SHARD_BITS]) {
+            // Starts per shard small enough for the starts to fit `u32`
+            // with 2^24 shards, and different in each level.
+            let slots = if bits > 12 { 60 } else { 700 + 3 * bits };
+            let g = sized(bits, slots, 500 + bits, 1 << 14);
             let mut masks: Vec<u16> = (0..g.num_shards())
                 .map(|u| (u64::from(u).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as u16)
                 .collect();
@@ -711,23 +776,44 @@ mod tests {
             write_metadata(&g, &masks, &mut meta);
             let blocks = (g.num_starts() as u32 + 63).div_ceil(64);
             let state = BalancedState::<W64>::new(blocks, blocks as usize * 7 * 8, 3, g);
+            let (mut redirected, mut bumped) = (0, 0);
             for k in 0..20_000u64 {
-                let h = k.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ (k << 17);
+                let h = if k % 2 == 0 {
+                    split_mix64(&mut s)
+                } else {
+                    // Structured hashes too: runs of leading ones (the
+                    // last shard, the deepest levels) and of zeros.
+                    (k.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ (k << 17)).rotate_left(k as u32 % 7)
+                };
                 let x = mix(h);
                 let u = g.primary_shard(h, x);
-                let sites = state.sites(&meta, h);
-                assert_eq!(sites.primary, site_at(state.layout(), g.primary_start(h, x)));
+                redirected += u32::from(u != g.top_shard(h));
+                let p = state.probe(&meta, h);
+                assert_eq!(p.primary, g.primary_start(h, x), "bits {bits} hash {h:#x}");
                 let keep = masks[u as usize] >> bucket(x) & 1 == 1;
-                assert_eq!(sites.keep, keep, "bits {bits} key {k}");
+                assert_eq!(p.keep, keep, "bits {bits} hash {h:#x}");
+                bumped += u32::from(!keep);
                 if u != g.last_shard() {
-                    assert_eq!(sites.secondary, site_at(state.layout(), g.secondary_start(u, x)));
+                    assert_eq!(
+                        state.secondary(&p),
+                        g.secondary_start(u, x),
+                        "bits {bits} hash {h:#x}"
+                    );
                 }
                 let start = if keep {
                     g.primary_start(h, x)
                 } else {
                     g.secondary_start(u, x)
                 };
+                assert_eq!(state.chosen(&p), start, "bits {bits} hash {h:#x}");
                 assert_eq!(state.site(&meta, h), site_at(state.layout(), start));
+            }
+            // Both sides of the redirect and of the mask were compared.
+            if bits >= 1 {
+                assert!(
+                    redirected > 100 && bumped > 1000,
+                    "bits {bits}: {redirected} {bumped}"
+                );
             }
         }
     }
