@@ -19,7 +19,7 @@ fn main() {
 
     let mut build = cxx_build::bridges(["src/ffi.rs", "src/rocksdb_ffi.rs"]);
     build.file("cpp/rust_filter_policy.cc");
-    rocksdb_source::configure(&mut build, &rocksdb);
+    rocksdb_source::configure(&mut build, &rocksdb, major);
     build.compile("rocks_bridge_policy");
     for path in [
         "src/ffi.rs",

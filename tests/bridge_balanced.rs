@@ -221,12 +221,7 @@ fn bloom_before_level_changes_on_the_live_policy() {
     // bloom_before_level 0: a flush counts as level -1, so it gets Bloom;
     // -1: Balanced everywhere.
     assert_eq!(kinds, ["FastLocalBloom", "BalancedRibbon"]);
-    let options_file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
-        .max()
-        .unwrap();
+    let options_file = ribbon_sst::db::OptionsFile::newest(dir.path()).unwrap().unwrap();
     let text = std::fs::read_to_string(options_file).unwrap();
     assert!(text.contains("rust.BalancedRibbon:10:-1"), "{text}");
 }

@@ -98,9 +98,9 @@ pub fn rocksdb_version(rocksdb: &std::path::Path) -> (u32, u32, u32) {
 /// 0.19 (RocksDB 11) compiles with C++20 and defines HAVE_ALIGNED_NEW,
 /// HAVE_UINT128_EXTENSION and the AUXV/FALLOCATE/RANGESYNC probes; 0.17
 /// (RocksDB 10) compiles with C++17 and defines ROCKSDB_SUPPORT_THREAD_LOCAL
-/// instead (their build.rs files, side by side).
-pub fn configure(build: &mut cc::Build, rocksdb: &std::path::Path) {
-    let (major, _, _) = rocksdb_version(rocksdb);
+/// instead (their build.rs files, side by side). `major` is the sources'
+/// major version, as [`rocksdb_version`] reads it.
+pub fn configure(build: &mut cc::Build, rocksdb: &std::path::Path, major: u32) {
     build
         .cpp(true)
         .include(rocksdb.join("include"))

@@ -68,12 +68,7 @@ fn families_from_strings_write_and_reopen() {
 
     // The database's own OPTIONS file names each family's policy by its full
     // id, and a reopen through Options::load_latest finds every key.
-    let options_file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
-        .max()
-        .unwrap();
+    let options_file = ribbon_sst::db::OptionsFile::newest(dir.path()).unwrap().unwrap();
     let text = std::fs::read_to_string(options_file).unwrap();
     for id in [
         "rust.RibbonFilter:10:1",

@@ -70,6 +70,17 @@ pub struct OptionsFile {
 impl OptionsFile {
     /// Reads the newest `OPTIONS-NNNNNN` in `dir` (none: the defaults).
     pub fn read(dir: &Path) -> Result<Self, DbError> {
+        let Some(path) = Self::newest(dir)? else {
+            return Ok(Self::default());
+        };
+        let data = super::read_regular_file(&path, MAX_OPTIONS_FILE)?;
+        Self::parse(&String::from_utf8_lossy(&data), &path)
+    }
+
+    /// The newest OPTIONS file in `dir`: the `OPTIONS-NNNNNN` with the
+    /// largest number (by value, whatever its digits' count), the one
+    /// RocksDB reads on open; `None` when there is none.
+    pub fn newest(dir: &Path) -> Result<Option<PathBuf>, DbError> {
         let mut newest: Option<(u64, PathBuf)> = None;
         for entry in std::fs::read_dir(dir).map_err(|e| DbError::io(dir, &e))? {
             let entry = entry.map_err(|e| DbError::io(dir, &e))?;
@@ -86,11 +97,7 @@ impl OptionsFile {
                 newest = Some((n, entry.path()));
             }
         }
-        let Some((_, path)) = newest else {
-            return Ok(Self::default());
-        };
-        let data = super::read_regular_file(&path, MAX_OPTIONS_FILE)?;
-        Self::parse(&String::from_utf8_lossy(&data), &path)
+        Ok(newest.map(|(_, path)| path))
     }
 
     /// Parses an OPTIONS file's text (`path` names it).
@@ -196,6 +203,28 @@ mod tests {
         );
         assert_eq!(section_of(got[2].0, "CFOptions"), None);
         assert_eq!(section_of("[DBOptions]", "CFOptions"), None);
+    }
+
+    #[test]
+    fn the_newest_options_file_is_the_largest_number() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(OptionsFile::newest(dir.path()).unwrap(), None);
+        // By value, not by name: 1000000 sorts before 999999 as text.
+        for name in [
+            "OPTIONS-000005",
+            "OPTIONS-999999",
+            "OPTIONS-1000000",
+            "OPTIONS-x",
+            "OPTIONS-",
+            "OPTIONS-2.dbtmp",
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(
+            OptionsFile::newest(dir.path()).unwrap(),
+            Some(dir.path().join("OPTIONS-1000000"))
+        );
+        assert!(OptionsFile::newest(&dir.path().join("missing")).is_err());
     }
 
     #[test]
