@@ -7,7 +7,13 @@
 //! ```text
 //! cargo bench -p rocks-ribbon --bench kernels            # the table, markdown
 //! cargo bench -p rocks-ribbon --bench kernels -- --quick # smaller and shorter
+//! cargo bench -p rocks-ribbon --bench kernels -- --quick --standard128
 //! ```
+//!
+//! `--standard128` keeps the rows a change of the Standard128 AVX2 query
+//! is judged by (its single, batched and batched + hash rows and
+//! BinaryFuse8's, at the L1 and L2 sizes): seconds instead of a minute, for
+//! several paired runs of two builds on a shared machine.
 //!
 //! What is timed. Standard128 rows: a [`Standard128Reader`] over random
 //! solution bytes (7 result columns, ~1 % FP rate, as RocksDB's
@@ -94,6 +100,7 @@ fn chase_ring(bytes: usize) -> Vec<usize> {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let standard128_only = std::env::args().any(|a| a == "--standard128");
     // Rounds of `window` queries, each round its own (so that the DRAM
     // level's queries do not find the lines of earlier rounds cached).
     let (window, rounds) = if quick { (20_000, 15) } else { (32_768, 41) };
@@ -130,6 +137,9 @@ fn main() {
     let mut out = vec![false; queries];
     let mut table: Vec<(String, Vec<(String, f64)>)> = Vec::new();
     for level in &levels {
+        if standard128_only && !matches!(level.name, "L1" | "L2") {
+            continue;
+        }
         eprintln!("{} ({} KiB): building...", level.name, level.bytes >> 10);
         // Standard128 over random solution bytes.
         let num_blocks = (level.bytes / (COLUMNS * 16)).max(2);
@@ -152,7 +162,7 @@ fn main() {
         drop(fuse_keys);
         // Balanced w64 and standalone Standard w128, built, at the cache
         // levels only (half the queries are members).
-        let built: Vec<(&str, Ribbon, Vec<u64>)> = if level.name == "DRAM" {
+        let built: Vec<(&str, Ribbon, Vec<u64>)> = if level.name == "DRAM" || standard128_only {
             Vec::new()
         } else {
             [
@@ -185,6 +195,9 @@ fn main() {
         let ring = chase_ring(level.bytes);
         let mut runs: Vec<Run<'_>> = Vec::new();
         for (k, r) in &readers {
+            if standard128_only && *k != RibbonKernel::Avx2 {
+                continue;
+            }
             let hashes = &hashes;
             runs.push((
                 format!("Standard128 {k:?} single"),
@@ -194,7 +207,10 @@ fn main() {
         // The AVX2 query before issue 37's short kernel: the core's query
         // (`InterleavedLayout::filter_query_with`) calling the
         // eight-columns-at-a-time site kernel, the same answers.
-        if let Some((_, r)) = readers.iter().find(|(k, _)| *k == RibbonKernel::Avx2) {
+        if let Some((_, r)) = readers
+            .iter()
+            .find(|(k, _)| *k == RibbonKernel::Avx2 && !standard128_only)
+        {
             let (hashes, data) = (&hashes, &data);
             let hasher = Hasher::<Standard128>::with_ordinal_seed(r.seed());
             let layout = *r.layout();
@@ -213,6 +229,9 @@ fn main() {
             ));
         }
         for (k, r) in &readers {
+            if standard128_only && *k != RibbonKernel::Avx2 {
+                continue;
+            }
             let hashes = &hashes;
             let out = std::cell::RefCell::new(vec![false; queries]);
             runs.push((
@@ -268,7 +287,7 @@ fn main() {
                 Box::new(move |w| hashes[w].iter().filter(|h| fuse.contains(h)).count()),
             ));
         }
-        {
+        if !standard128_only {
             let ring = &ring;
             runs.push((
                 "pointer chase (dependent loads)".into(),

@@ -617,4 +617,72 @@ mod kernel_tests {
             );
         }
     }
+
+    /// Batches of every length (0 to 13: every length mod 4, for any loop
+    /// that answers queries in groups, such as the four-query loop tried for
+    /// issue 37) answer as single queries of the portable reader, over small
+    /// filters of 1 to 10 columns (fractional counts included), where the
+    /// sites of the last blocks go to the core's query and the others to the
+    /// short kernel: a batch mixes both. An `out` longer than the hashes
+    /// keeps its tail; a shorter one gets the first answers.
+    #[test]
+    fn batches_of_every_length_answer_as_single_queries() {
+        let mut state = 17u64;
+        let rounds = if cfg!(miri) { 2 } else { 120 };
+        let (mut mixed, mut yes) = (0u64, 0u64);
+        for round in 0..rounds {
+            let num_blocks = 2 + (split_mix64(&mut state) % 6) as u32;
+            let columns = 1 + round % 10;
+            let extra = (split_mix64(&mut state) % u64::from(num_blocks)) as usize * 16;
+            let len = num_blocks as usize * columns as usize * 16 + extra;
+            let data: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = split_mix64(&mut state);
+                    if round % 3 == 1 {
+                        (r | (r >> 8)) as u8
+                    } else {
+                        r as u8
+                    }
+                })
+                .collect();
+            let seed = (split_mix64(&mut state) % 256) as u32;
+            let portable =
+                Standard128Reader::new(&data, num_blocks, seed).with_kernel(RibbonKernel::Portable);
+            for batch in 0..14 {
+                let hashes: Vec<u64> = (0..batch).map(|_| split_mix64(&mut state)).collect();
+                let want: Vec<bool> = hashes.iter().map(|&k| portable.may_match_hash(k)).collect();
+                yes += want.iter().filter(|&&w| w).count() as u64;
+                let short = hashes
+                    .iter()
+                    .filter(|&&k| {
+                        let h = portable.hasher.hash(k);
+                        let site = portable.layout.prepare_query(&portable.hasher, h);
+                        (site.segment_num as usize * 16) < portable.lanes8_bytes
+                    })
+                    .count();
+                mixed += u64::from(short > 0 && short < batch);
+                for kernel in RibbonKernel::available() {
+                    let reader = portable.with_kernel(kernel);
+                    let mut got = vec![true; batch + 3];
+                    got[batch..].fill(false);
+                    reader.may_match_hashes(&hashes, &mut got);
+                    assert_eq!(
+                        &got[..batch],
+                        &want[..],
+                        "{kernel:?} round {round}, batch {batch}"
+                    );
+                    assert!(
+                        got[batch..].iter().all(|&g| !g),
+                        "{kernel:?}: the tail was written"
+                    );
+                    // Fewer answers than hashes: the first `batch / 2`.
+                    let mut half = vec![false; batch / 2];
+                    reader.may_match_hashes(&hashes, &mut half);
+                    assert_eq!(&half[..], &want[..batch / 2], "{kernel:?} round {round}");
+                }
+            }
+        }
+        assert!(yes > 0);
+        assert!(mixed > 0, "no batch mixed short and general sites");
+    }
 }

@@ -6,15 +6,16 @@
 
 use super::BLOOM_LINE_BYTES;
 use core::arch::x86_64::{
-    __m256i, _mm256_and_si256, _mm256_blend_epi32, _mm256_blendv_epi8, _mm256_bslli_epi128,
-    _mm256_bsrli_epi128, _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_mullo_epi32,
-    _mm256_or_si256, _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set_epi64x,
-    _mm256_setr_epi32, _mm256_slli_epi32, _mm256_slli_epi64, _mm256_sllv_epi32, _mm256_sllv_epi64,
-    _mm256_srai_epi32, _mm256_srli_epi32, _mm256_srli_epi64, _mm256_srlv_epi64, _mm256_sub_epi32,
-    _mm256_sub_epi64, _mm256_testc_si256, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64, _mm256_xor_si256,
-    _mm512_and_si512, _mm512_loadu_si512, _mm512_permutex2var_epi64, _mm512_popcnt_epi64, _mm512_set1_epi64,
-    _mm512_set_epi64, _mm512_setr_epi64, _mm512_ternarylogic_epi64, _mm512_test_epi64_mask, _mm512_xor_si512,
-    _mm_prefetch, _MM_HINT_T0,
+    __m128i, __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_blend_epi32, _mm256_blendv_epi8,
+    _mm256_broadcastsi128_si256, _mm256_bslli_epi128, _mm256_bsrli_epi128, _mm256_castsi256_ps,
+    _mm256_loadu_si256, _mm256_movemask_ps, _mm256_mullo_epi32, _mm256_or_si256, _mm256_permutevar8x32_epi32,
+    _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set_epi64x, _mm256_setr_epi32, _mm256_shuffle_epi32,
+    _mm256_sll_epi64, _mm256_slli_epi32, _mm256_slli_epi64, _mm256_sllv_epi32, _mm256_sllv_epi64,
+    _mm256_srai_epi32, _mm256_srl_epi64, _mm256_srli_epi32, _mm256_srli_epi64, _mm256_srlv_epi64,
+    _mm256_sub_epi32, _mm256_sub_epi64, _mm256_testc_si256, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64,
+    _mm256_xor_si256, _mm512_and_si512, _mm512_loadu_si512, _mm512_permutex2var_epi64, _mm512_popcnt_epi64,
+    _mm512_set1_epi64, _mm512_set_epi64, _mm512_setr_epi64, _mm512_ternarylogic_epi64,
+    _mm512_test_epi64_mask, _mm512_xor_si512, _mm_loadu_si128, _mm_prefetch, _MM_HINT_T0,
 };
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -187,9 +188,8 @@ const fn lanes_to_columns(lane_column: [u32; 8]) -> [u8; 256] {
 /// The short form of [`site128_parities_avx2`] for sites of at most eight
 /// columns (every FP rate down to 1/256), taking five registers, so that a
 /// query compiled without AVX2 calls it without touching the stack, and
-/// without a branch on the start: the coefficient row is shifted into its
-/// two halves in the vector unit (`vpsllvq`/`vpsrlvq`, whose counts of 64
-/// or more give zero, cover every `start_bit` in `0..128`), then eight
+/// without a branch on the start: the coefficient row is split into its
+/// two halves by one rotation and a table mask ([`split_row_128`]), then eight
 /// masked 256-bit loads (two columns each), two unpack-and-XOR folds to 64
 /// bits that pair the registers up, one shift-and-blend to 32 bits, five
 /// shift-XOR steps that leave each column's parity in bit 31 of its lane,
@@ -204,30 +204,7 @@ const fn lanes_to_columns(lane_column: [u32; 8]) -> [u8; 256] {
 #[inline]
 pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: u128, start_bit: u32) -> u32 {
     debug_assert!(start_bit < 128);
-    // Per 128-bit lane: quadwords [lo, hi] of the row.
-    let c = _mm256_set_epi64x((cr >> 64) as i64, cr as i64, (cr >> 64) as i64, cr as i64);
-    let s = _mm256_set1_epi64x(i64::from(start_bit));
-    let k64 = _mm256_set1_epi64x(64);
-    // Shift counts; a negative one is a huge unsigned count: zero.
-    let s_minus_64 = _mm256_sub_epi64(s, k64);
-    let sixty_four_minus_s = _mm256_sub_epi64(k64, s);
-    let t = _mm256_sub_epi64(_mm256_set1_epi64x(128), s);
-    let lo_up = _mm256_bslli_epi128::<8>(c); // [0, lo]
-    let hi_down = _mm256_bsrli_epi128::<8>(c); // [hi, 0]
-                                               // cr << s: [lo << s, hi << s | lo >> (64 - s) | lo << (s - 64)].
-    let cl = _mm256_or_si256(
-        _mm256_or_si256(
-            _mm256_sllv_epi64(c, s),
-            _mm256_srlv_epi64(lo_up, sixty_four_minus_s),
-        ),
-        _mm256_sllv_epi64(lo_up, s_minus_64),
-    );
-    // cr >> t, t = 128 - s: [lo >> t | hi << (64 - t) | hi >> (t - 64), hi >> t],
-    // where 64 - t = s - 64 and t - 64 = 64 - s; all zero for s = 0.
-    let cr = _mm256_or_si256(
-        _mm256_or_si256(_mm256_srlv_epi64(c, t), _mm256_sllv_epi64(hi_down, s_minus_64)),
-        _mm256_srlv_epi64(hi_down, sixty_four_minus_s),
-    );
+    let (cl, cr) = split_row_128(cr, start_bit);
     // Columns `at / 16` and `at / 16 + 1`, one a 128-bit lane.
     let pair = |at: usize| {
         // SAFETY: `at + 32 <= 128`, and the caller guarantees 128 readable
@@ -241,6 +218,93 @@ pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: 
     let cd = _mm256_xor_si256(_mm256_unpacklo_epi64(c, d), _mm256_unpackhi_epi64(c, d));
     // 64 to 32 bits: dwords hold columns 0, 4, 2, 6, 1, 5, 3, 7.
     quadword_parities(ab, cd)
+}
+
+/// Bits `s..128` of a 128-bit word, set: entry `s` of [`ROW_MASKS`], as
+/// two little-endian quadwords (a 16-byte broadcast per query).
+const fn row_masks() -> [[u64; 2]; 128] {
+    let mut masks = [[0u64; 2]; 128];
+    let mut s = 0;
+    while s < 128 {
+        masks[s] = if s < 64 {
+            [!0u64 << s, !0u64]
+        } else {
+            [0, !0u64 << (s - 64)]
+        };
+        s += 1;
+    }
+    masks
+}
+
+/// A table aligned to a cache line, so that none of its 16- or 32-byte
+/// entries straddles two lines.
+#[repr(C, align(64))]
+struct LineAligned<T>(T);
+
+/// Entry `s`: the 128-bit word with bits `s..128` set (quadwords low,
+/// high), 2 KiB: the mask that splits a rotated coefficient row into its
+/// two halves (see [`split_row_128`]).
+static ROW_MASKS: LineAligned<[[u64; 2]; 128]> = LineAligned(row_masks());
+
+/// Entry `b`: `[b, 0, 64 - b, 0]`, 2 KiB: the counts of the two quadword
+/// shifts that rotate a row by `b` bits, each read as the low quadword of
+/// a 16-byte memory operand (no move from a general register).
+static ROTATE_COUNTS: LineAligned<[[u64; 4]; 64]> = LineAligned(rotate_counts());
+
+/// [`ROTATE_COUNTS`]' entries.
+const fn rotate_counts() -> [[u64; 4]; 64] {
+    let mut counts = [[0u64; 4]; 64];
+    let mut b = 0;
+    while b < 64 {
+        counts[b] = [b as u64, 0, 64 - b as u64, 0];
+        b += 1;
+    }
+    counts
+}
+
+/// `cr << start_bit` and `cr >> (128 - start_bit)` (zero for `start_bit ==
+/// 0`), each in both 128-bit lanes: the coefficient row's halves over the
+/// start's block and the next one. Pre-condition: `start_bit < 128`.
+///
+/// One rotation and one mask, not two 128-bit shifts: `rotl128(cr, s)`
+/// holds both halves (bit `i` of `cr` at `(i + s) mod 128`); its bits
+/// `s..128` are `cr << s` and its bits `0..s` are `cr >> (128 - s)`, so a
+/// table mask (bits `s..` set) and its complement split them. The rotation
+/// by the start's quadword (`s >= 64`) swaps the row's quadwords in
+/// general registers; the rotation by `s mod 64` is two uniform quadword
+/// shifts (`vpsllq`/`vpsrlq`, whose count 64 gives zero: no branch for a
+/// start at a quadword's first bit; counts from [`ROTATE_COUNTS`]) and an
+/// OR.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn split_row_128(cr: u128, start_bit: u32) -> (__m256i, __m256i) {
+    let (lo, hi) = (cr as u64, (cr >> 64) as u64);
+    // Rotating by 64 swaps the quadwords.
+    let (p, q) = if start_bit >= 64 { (hi, lo) } else { (lo, hi) };
+    let c = _mm256_set_epi64x(q as i64, p as i64, q as i64, p as i64);
+    let swapped = _mm256_shuffle_epi32::<0b0100_1110>(c);
+    let counts = &ROTATE_COUNTS.0[start_bit as usize & 63];
+    let mask = &ROW_MASKS.0[start_bit as usize & 127];
+    // SAFETY: `counts` is 32 readable bytes and `mask` 16 (`loadu` needs no
+    // alignment).
+    let (left_count, right_count, mask) = unsafe {
+        (
+            _mm_loadu_si128(counts.as_ptr().cast::<__m128i>()),
+            _mm_loadu_si128(counts[2..].as_ptr().cast::<__m128i>()),
+            _mm_loadu_si128(mask.as_ptr().cast::<__m128i>()),
+        )
+    };
+    // rotl128([p, q], b) per lane, b = start_bit mod 64:
+    // [p << b | q >> (64 - b), q << b | p >> (64 - b)].
+    let rotated = _mm256_or_si256(
+        _mm256_sll_epi64(c, left_count),
+        _mm256_srl_epi64(swapped, right_count),
+    );
+    let mask = _mm256_broadcastsi128_si256(mask);
+    (
+        _mm256_and_si256(rotated, mask),
+        _mm256_andnot_si256(mask, rotated),
+    )
 }
 
 /// Bit `i` of the result: the parity of dword `i` of the quadwords of `x`
@@ -572,6 +636,7 @@ mod tests {
     use crate::core::alg::CoeffRow;
     use crate::core::hash::split_mix64;
     use crate::core::prelude::*;
+    use core::arch::x86_64::_mm256_storeu_si256;
 
     /// The short width-128 kernel against the obvious per-column parity, and
     /// against the eight-columns-at-a-time kernel: random words and rows,
@@ -635,6 +700,43 @@ mod tests {
             // SAFETY: as above; `groups = 1` reads the same 128 bytes.
             let eight = unsafe { site128_parities_avx2(&words, cr_left, cr_right, right_offset, 1) };
             assert_eq!(eight, want, "round {round}");
+        }
+    }
+
+    /// [`split_row_128`] gives `cr << s` and `cr >> (128 - s)` (zero for
+    /// `s == 0`) in both 128-bit lanes, for every start `s` in `0..128` and
+    /// random, sparse and dense rows.
+    #[test]
+    fn split_row_is_the_two_shifts_at_every_start() {
+        if !avx2_detected() {
+            return;
+        }
+        let mut state = 3u64;
+        let rounds = if cfg!(miri) { 3 } else { 64 };
+        for round in 0..rounds {
+            let random = u128::from(split_mix64(&mut state)) << 64 | u128::from(split_mix64(&mut state));
+            let cr = match round {
+                0 => !0,
+                1 => 1,
+                2 => 1 << 127 | 1,
+                _ => random,
+            };
+            for s in 0..128u32 {
+                // SAFETY: AVX2 detected above.
+                let (left, right) = unsafe { split_row_128(cr, s) };
+                let lanes = |x: __m256i| {
+                    let mut q = [0u64; 4];
+                    // SAFETY: AVX2 detected above; `q` is 32 writable bytes.
+                    unsafe { _mm256_storeu_si256(q.as_mut_ptr().cast::<__m256i>(), x) };
+                    [
+                        u128::from(q[0]) | u128::from(q[1]) << 64,
+                        u128::from(q[2]) | u128::from(q[3]) << 64,
+                    ]
+                };
+                let want_right = if s == 0 { 0 } else { cr >> (128 - s) };
+                assert_eq!(lanes(left), [cr << s; 2], "round {round}, start {s}");
+                assert_eq!(lanes(right), [want_right; 2], "round {round}, start {s}");
+            }
         }
     }
 
