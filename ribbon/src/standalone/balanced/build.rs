@@ -375,15 +375,16 @@ fn group_by_shard<S: RibbonSettings>(
     let shard_of = |h: u64| geometry.primary_shard(h, mix(h)) as usize;
     let mut offsets = vec![0usize; geometry.num_shards() as usize + 1];
     match source {
-        Some(hashes) => {
-            for &k in &hashes {
-                offsets[shard_of(hasher.hash(k)) + 1] += 1;
+        Some(mut hashes) => {
+            // Seeded in place (`hashes` is freed below): hashed once.
+            for k in hashes.iter_mut() {
+                *k = hasher.hash(*k);
+                offsets[shard_of(*k) + 1] += 1;
             }
             prefix_sums(&mut offsets);
             let mut fill = offsets.clone();
             *by_shard = vec![0u64; hashes.len()];
-            for k in hashes {
-                let h = hasher.hash(k);
+            for h in hashes {
                 let u = shard_of(h);
                 by_shard[fill[u]] = h;
                 fill[u] += 1;
@@ -505,7 +506,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         let mut bumped: Vec<u64> = Vec::new();
         let mut next_bumped: Vec<u64> = Vec::new();
         let mut scratch = Scratch::default();
-        let mut buckets = Buckets::default();
+        let mut shard_keys = ShardKeys::default();
         for level in 0..self.geometry.num_levels() {
             let first = self.geometry.level_first_shard(level);
             let end = self.geometry.level_first_shard(level + 1);
@@ -612,11 +613,12 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                     *slot += self.base;
                 }
                 let primaries = &self.by_shard[offsets[shard as usize]..offsets[shard as usize + 1]];
-                buckets.fill(primaries);
-                let mask = self.fill_shard(shard, at[i + 1] - at[i], &buckets, &mut scratch);
+                shard_keys.fill(primaries, shard_first, starts, |h| geometry.offset_bits(h));
+                let mask =
+                    self.fill_shard(shard, at[i + 1] - at[i], primaries, &mut shard_keys, &mut scratch);
                 masks[shard as usize] = mask;
                 for b in (0..BUCKETS).filter(|b| mask >> b & 1 == 0) {
-                    next_bumped.extend(buckets.keys(b));
+                    next_bumped.extend(shard_keys.rest(b).iter().map(|&(_, h)| h));
                 }
             }
             core::mem::swap(&mut bumped, &mut next_bumped);
@@ -703,61 +705,68 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         )
     }
 
-    /// Adds the buckets of `shard`'s primary keys that fit, largest first,
-    /// into a shard already holding `kept` keys; returns its mask.
+    /// Adds the buckets of `shard`'s primary keys (`primaries`, `keys`
+    /// filled with them) that fit, largest first, into a shard already holding
+    /// `kept` keys; returns its mask. Afterwards `keys.rest(b)` holds the
+    /// keys of every bucket `b` whose mask bit is clear.
     ///
     /// The largest buckets, up to [`SWEEP_FILL`] of the shard, almost
     /// always fit: they are banded together in one sweep in start order,
     /// which keeps elimination short (the slots after a start are still
     /// mostly empty); in the rare case that the sweep fails it is taken
-    /// back and its buckets are tried one by one like the rest.
-    fn fill_shard(&mut self, shard: u32, mut kept: usize, buckets: &Buckets, scratch: &mut Scratch) -> u16 {
-        let (first, starts) = self.geometry.range_of(shard);
-        // Every key here has primary shard `shard`: its primary start
-        // (`Geometry::primary_start`) without working the shard out again.
-        let geometry = *self.geometry;
-        let start_of = move |h: u64| first + fast_range32(geometry.offset_bits(h), starts);
-        let order = buckets.largest_first();
+    /// back and its buckets are tried one by one like the rest. The sweep
+    /// keeps the same buckets as trying them one by one would: a set of
+    /// equations that is solvable has every subset solvable, and which
+    /// buckets fit depends only on which sets are solvable, not on the
+    /// order of the adds (see the module doc of `balanced`).
+    fn fill_shard(
+        &mut self,
+        shard: u32,
+        mut kept: usize,
+        primaries: &[u64],
+        keys: &mut ShardKeys,
+        scratch: &mut Scratch,
+    ) -> u16 {
+        let (_, starts) = self.geometry.range_of(shard);
+        let order = keys.largest_first();
         let mut mask = 0u16;
         let mut swept = 0;
         let mut sweep_keys = 0;
         while swept < order.len()
-            && (kept + sweep_keys + buckets.keys(order[swept]).len()) as f64 <= SWEEP_FILL * f64::from(starts)
+            && (kept + sweep_keys + keys.size(order[swept])) as f64 <= SWEEP_FILL * f64::from(starts)
         {
-            sweep_keys += buckets.keys(order[swept]).len();
+            sweep_keys += keys.size(order[swept]);
             swept += 1;
         }
+        let mut sweep_mask = 0u16;
+        for &b in &order[..swept] {
+            sweep_mask |= 1 << b;
+        }
         if swept > 0 {
-            // Bucket by bucket, each a slice mapped in one tight loop.
-            scratch.unsorted.clear();
-            for &b in &order[..swept] {
-                scratch
-                    .unsorted
-                    .extend(buckets.keys(b).iter().map(|&h| (start_of(h), h)));
-            }
-            scratch.sort_by_start(first, starts);
-            if self.add_all_or_none(scratch.sorted.iter().copied(), &mut scratch.stored) {
-                for &b in &order[..swept] {
-                    mask |= 1 << b;
-                }
+            keys.split(primaries, sweep_mask);
+            if self.add_all_or_none(keys.sweep().iter().copied(), &mut scratch.stored) {
+                mask = sweep_mask;
                 kept += sweep_keys;
             } else {
                 swept = 0;
+                keys.split(primaries, 0);
             }
+        } else {
+            keys.split(primaries, 0);
         }
         for &b in &order[swept..] {
-            let keys = buckets.keys(b);
+            let size = keys.size(b);
             // A bucket with more keys than the shard has starts left is not
             // tried (its equations would crowd the next shard).
-            if kept + keys.len() > starts as usize {
+            if kept + size > starts as usize {
                 continue;
             }
             // A bucket that does not fit is taken back: its keys are bumped
             // as a whole.
-            let equations = keys.iter().map(|&h| (start_of(h), h));
-            if self.add_all_or_none(equations, &mut scratch.stored) {
+            let added = self.add_all_or_none(keys.rest(b).iter().copied(), &mut scratch.stored);
+            if added {
                 mask |= 1 << b;
-                kept += keys.len();
+                kept += size;
             }
         }
         mask
@@ -805,11 +814,6 @@ const SWEEP_FILL: f64 = 0.9;
 #[derive(Default)]
 struct Scratch {
     stored: Stored,
-    /// Keys of a sweep with their starts, in start order.
-    sorted: Vec<(u32, u64)>,
-    /// The same before sorting.
-    unsorted: Vec<(u32, u64)>,
-    counts: Vec<u32>,
     /// [`Memory::Full`]: the keys bumped into the current level, grouped
     /// by shard.
     into_level: Vec<u64>,
@@ -817,28 +821,6 @@ struct Scratch {
     guests: Stored,
     /// Keys bumped into a shard, with their starts.
     bumped_equations: Vec<(u32, u64)>,
-}
-
-impl Scratch {
-    /// Fills `sorted` with the `(start, hash)` pairs of `unsorted`, whose
-    /// starts are in `first .. first + starts`, ordered by start to within
-    /// 8 slots (one counting sort).
-    fn sort_by_start(&mut self, first: u32, starts: u32) {
-        let bins = (starts as usize >> 3) + 1;
-        self.counts.clear();
-        self.counts.resize(bins + 1, 0);
-        for &(start, _) in &self.unsorted {
-            self.counts[((start - first) >> 3) as usize + 1] += 1;
-        }
-        prefix_sums(&mut self.counts);
-        self.sorted.clear();
-        self.sorted.resize(self.unsorted.len(), (0, 0));
-        for &(start, h) in &self.unsorted {
-            let bin = ((start - first) >> 3) as usize;
-            self.sorted[self.counts[bin] as usize] = (start, h);
-            self.counts[bin] += 1;
-        }
-    }
 }
 
 /// Records the slots that successful adds stored rows at, to take a bucket
@@ -866,42 +848,124 @@ impl<C: CoeffRow> BandingObserver<C> for Stored {
     }
 }
 
-/// One shard's primary keys grouped by bucket (a counting sort).
+/// One shard's primary keys with their starts, split for
+/// [`SeedRun::fill_shard`] into the keys of the sweep's buckets, ordered by
+/// start to within 8 slots, and the rest, grouped by bucket: one loop
+/// works out each key's bucket and start, a second counts the sweep's
+/// keys by start, a third places every key (one counting sort for both
+/// groups). (Grouping by bucket first and sorting the sweep's keys by
+/// start afterwards took two scatters and twice the instructions.)
 #[derive(Default)]
-struct Buckets {
-    keys: Vec<u64>,
-    /// The bucket of each primary key, in input order.
-    buckets: Vec<u8>,
-    offsets: [usize; BUCKETS as usize + 1],
+struct ShardKeys {
+    /// The shard's first start and number of starts.
+    first: u32,
+    starts: u32,
+    /// Each key's start, less `first`, and bucket, in input order.
+    placed: Vec<(u32, u8)>,
+    /// Keys per bucket.
+    sizes: [usize; BUCKETS as usize],
+    /// Where each bin of 8 starts (the sweep's keys), then each bucket
+    /// (the others), begins in `split`, and then where it is filled to.
+    cursors: Vec<usize>,
+    /// `(start, hash)`: the sweep's keys, the first `sweep_len`, then the
+    /// others, bucket `b`'s at `rest_at[b]..rest_at[b + 1]`.
+    split: Vec<(u32, u64)>,
+    sweep_len: usize,
+    rest_at: [usize; BUCKETS as usize + 1],
 }
 
-impl Buckets {
-    fn fill(&mut self, primaries: &[u64]) {
-        self.offsets = [0; BUCKETS as usize + 1];
-        self.buckets.clear();
-        self.buckets
-            .extend(primaries.iter().map(|&h| bucket(mix(h)) as u8));
-        for &b in &self.buckets {
-            self.offsets[usize::from(b) + 1] += 1;
-        }
-        prefix_sums(&mut self.offsets);
-        self.keys.clear();
-        self.keys.resize(primaries.len(), 0);
-        let mut fill = self.offsets;
-        for (&h, &b) in primaries.iter().zip(&self.buckets) {
-            self.keys[fill[usize::from(b)]] = h;
-            fill[usize::from(b)] += 1;
+impl ShardKeys {
+    /// Fills with the bucket and start of each of `primaries`, the keys
+    /// of a shard whose starts are `first..first + starts`, placed among
+    /// them by their `offset_bits` (`Geometry::offset_bits`).
+    fn fill(&mut self, primaries: &[u64], first: u32, starts: u32, offset_bits: impl Fn(u64) -> u32) {
+        self.first = first;
+        self.starts = starts;
+        self.sizes = [0; BUCKETS as usize];
+        self.placed.clear();
+        self.placed.reserve(primaries.len());
+        for &h in primaries {
+            let b = bucket(mix(h)) as u8;
+            self.sizes[usize::from(b)] += 1;
+            self.placed.push((fast_range32(offset_bits(h), starts), b));
         }
     }
 
-    fn keys(&self, b: u32) -> &[u64] {
-        &self.keys[self.offsets[b as usize]..self.offsets[b as usize + 1]]
+    fn size(&self, b: u32) -> usize {
+        self.sizes[b as usize]
+    }
+
+    /// Splits `primaries` (those of the last [`fill`](Self::fill)): the
+    /// keys of the buckets in `sweep_mask` to [`sweep`](Self::sweep), the
+    /// others to [`rest`](Self::rest), each with its start.
+    fn split(&mut self, primaries: &[u64], sweep_mask: u16) {
+        debug_assert_eq!(primaries.len(), self.placed.len());
+        let bins = (self.starts as usize >> 3) + 1;
+        let buckets = BUCKETS as usize;
+        self.cursors.clear();
+        self.cursors.resize(bins + buckets + 1, 0);
+        // Counts, one place on: the sweep's keys by bin, the others by
+        // bucket.
+        for &(offset, b) in &self.placed {
+            self.cursors[(offset >> 3) as usize + 1] += usize::from(sweep_mask >> b & 1);
+        }
+        for b in 0..buckets {
+            if sweep_mask >> b & 1 == 0 {
+                self.cursors[bins + b + 1] = self.sizes[b];
+            }
+        }
+        prefix_sums(&mut self.cursors);
+        self.sweep_len = self.cursors[bins];
+        self.rest_at.copy_from_slice(&self.cursors[bins..]);
+        // Every place is written below: the buffer only grows.
+        self.split.truncate(primaries.len());
+        if self.split.len() < primaries.len() {
+            self.split.resize(primaries.len(), (0, 0));
+        }
+        let first = self.first;
+        let cursors = &mut self.cursors[..bins + buckets];
+        let split = &mut self.split[..primaries.len()];
+        for (&h, &(offset, b)) in primaries.iter().zip(&self.placed) {
+            // Branch-free: a sweep key's bin or another key's bucket.
+            let at = if sweep_mask >> b & 1 == 1 {
+                (offset >> 3) as usize
+            } else {
+                bins + usize::from(b)
+            };
+            debug_assert!(at < cursors.len());
+            // SAFETY: `offset < starts` (`fast_range32` onto `starts`), so
+            // `offset >> 3 < bins`, and `b < BUCKETS`: `at < bins +
+            // buckets = cursors.len()`.
+            let cursor = unsafe { cursors.get_unchecked_mut(at) };
+            let place = *cursor;
+            debug_assert!(place < split.len());
+            // SAFETY: the region of `at` begins at the sum of the counts of
+            // the regions before it and holds as many places as keys go
+            // there (counted above from the same `placed` and `sizes`, with
+            // the same mask), and the counts sum to `primaries.len()`; each
+            // key advances its region's cursor by one, so `place` stays
+            // below the region's end, at most `split.len()`.
+            unsafe { *split.get_unchecked_mut(place) = (first + offset, h) };
+            *cursor = place + 1;
+        }
+    }
+
+    /// The keys of the last [`split`](Self::split)'s sweep, in start order
+    /// to within 8 slots.
+    fn sweep(&self) -> &[(u32, u64)] {
+        &self.split[..self.sweep_len]
+    }
+
+    /// The keys of bucket `b`, not in the last [`split`](Self::split)'s
+    /// sweep (empty for a bucket of the sweep).
+    fn rest(&self, b: u32) -> &[(u32, u64)] {
+        &self.split[self.rest_at[b as usize]..self.rest_at[b as usize + 1]]
     }
 
     /// Bucket numbers, the most keys first (ties: the lower number).
     fn largest_first(&self) -> [u32; BUCKETS as usize] {
         let mut order: [u32; BUCKETS as usize] = core::array::from_fn(|b| b as u32);
-        order.sort_by_key(|&b| core::cmp::Reverse(self.keys(b).len()));
+        order.sort_by_key(|&b| core::cmp::Reverse(self.sizes[b as usize]));
         order
     }
 }
@@ -929,6 +993,95 @@ mod tests {
             }
             let ok = band::<W64>(hashes.clone(), &plan, 0, 4, last, 1 << 32, memory);
             assert!(ok.is_ok(), "{memory:?}: room for all");
+        }
+    }
+
+    /// The bytes do not depend on the order of the keys (construction
+    /// reorders them by shard, bucket and start, and bumps keys in that
+    /// order), in either memory mode, widths 32 and 64: the same filter
+    /// from the keys reversed and rotated.
+    #[test]
+    fn bytes_do_not_depend_on_key_order() {
+        use crate::standalone::{Config, Ribbon};
+        let hashes: Vec<u64> = (0..60_000u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x1234)
+            .collect();
+        let mut reversed = hashes.clone();
+        reversed.reverse();
+        let mut rotated = hashes.clone();
+        rotated.rotate_left(12_345);
+        for width in [32, 64] {
+            for low_memory in [false, true] {
+                let mut config = Config::balanced(width, 7.0);
+                config.low_memory = low_memory;
+                let a = Ribbon::from_hashes(&hashes, &config).expect("builds");
+                for other in [&reversed, &rotated] {
+                    let b = Ribbon::from_hashes(other, &config).expect("builds");
+                    assert_eq!(
+                        a.as_bytes(),
+                        b.as_bytes(),
+                        "width {width}, low memory {low_memory}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// `ShardKeys` splits a shard's keys into exactly the keys of the
+    /// sweep's buckets, ordered by start to within 8 slots, and the others
+    /// by bucket, each with its primary start, for sweep masks that take
+    /// no bucket, some (including empty ones) and all.
+    #[test]
+    fn shard_keys_split_by_bucket_and_start() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let primaries: Vec<u64> = (0..700)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect();
+        let (first, starts) = (1000u32, 611u32);
+        let offset_bits = |h: u64| (h >> 20) as u32;
+        let start_of = |h: u64| first + fast_range32(offset_bits(h), starts);
+        let bucket_of = |h: u64| bucket(mix(h));
+        let mut keys = ShardKeys::default();
+        keys.fill(&primaries, first, starts, offset_bits);
+        for b in 0..BUCKETS {
+            assert_eq!(
+                keys.size(b),
+                primaries.iter().filter(|&&h| bucket_of(h) == b).count()
+            );
+        }
+        let order = keys.largest_first();
+        assert!(order.windows(2).all(|p| keys.size(p[0]) >= keys.size(p[1])));
+        for sweep_mask in [0u16, 0b1011, 0xC000, 0x7FFF, u16::MAX] {
+            keys.split(&primaries, sweep_mask);
+            let in_sweep = |h: u64| sweep_mask >> bucket_of(h) & 1 == 1;
+            let mut expected: Vec<(u32, u64)> = primaries
+                .iter()
+                .filter(|&&h| in_sweep(h))
+                .map(|&h| (start_of(h), h))
+                .collect();
+            let mut got = keys.sweep().to_vec();
+            assert!(got
+                .windows(2)
+                .all(|p| (p[0].0 - first) >> 3 <= (p[1].0 - first) >> 3));
+            expected.sort_unstable();
+            got.sort_unstable();
+            assert_eq!(got, expected, "sweep of mask {sweep_mask:#x}");
+            for b in 0..BUCKETS {
+                let mut expected: Vec<(u32, u64)> = primaries
+                    .iter()
+                    .filter(|&&h| bucket_of(h) == b && !in_sweep(h))
+                    .map(|&h| (start_of(h), h))
+                    .collect();
+                let mut got = keys.rest(b).to_vec();
+                expected.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(got, expected, "bucket {b} of mask {sweep_mask:#x}");
+            }
         }
     }
 
