@@ -100,15 +100,24 @@
 //! are solvable, and the solution only on the set of equations kept, so
 //! neither the order of the adds nor their interleaving changes the file.
 //!
-//! A query computes its primary start in both candidate shards before it
-//! knows whether the key was redirected, then selects, and works out the
-//! secondary start and the mask bit for the selected shard; both
-//! solution sites are prefetched before the mask decides between them. A
-//! single query then branches on the mask bit (most keys keep their
-//! primary site, so the predicted side reads while the mask loads); a
-//! batch selects without a branch, its sites prefetched ahead.
+//! A query ([`BalancedState`]) reads the geometry through tables built
+//! when a filter is opened (per level: the shards' starts, the redirect
+//! threshold, the next level's starts), finds a key's level from the
+//! leading ones of its hash and its start with one multiplication, and
+//! its bucket from one more (`BalancedState::probe`); it then selects
+//! between the primary and the secondary start by the mask bit without a
+//! branch and reads one site. Against the arithmetic of [`Geometry`]
+//! (which construction uses, and the tests compare with) that is 176
+//! instead of 241 instructions a single query and 190 instead of 244 a
+//! batched one (callgrind, 10^5 keys, r = 7, half members; standalone
+//! Standard width 128: 164 and 188 in the same program), and in the
+//! kernels bench (L1, 2026-11-27, shared 2-core AMD EPYC) 1.17 of
+//! Standard width 128's time single (13.0 against 11.1 ns; 1.85 before)
+//! and 1.19 batched (14.3 against 12.0; 1.58 before).
 
 pub(crate) mod build;
+
+use core::hint::select_unpredictable;
 
 use crate::core::alg::{CoeffRow, RibbonSettings};
 use crate::core::batch::answer_in_batches;
@@ -512,11 +521,17 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// * the level of the top shard is the number of leading ones of `h`,
     ///   at most `b`: one `leading_zeros` of `!h | 2^(63 - b)`;
     /// * its start is one multiplication ([`ShardStarts::start`]), in the
-    ///   top shard and in the level-1 shard a redirect would choose, both
-    ///   before the redirect is known: it waits for [`mix`]'s
-    ///   multiplication, and the start (so the solution's read) need not;
+    ///   top shard and in the level-1 shard a redirect would choose;
     /// * the redirect is one comparison with the level's threshold (0 for
-    ///   level 1);
+    ///   level 1). With `BRANCH_FREE` false (single queries) the compiler
+    ///   branches on it: the prediction (not redirected, for all but α/2
+    ///   of the keys) lets the start, and so the solution's read, go ahead
+    ///   without waiting for [`mix`]'s multiplication; with `BRANCH_FREE`
+    ///   (batches, whose reads wait for the prefetches anyway) it selects,
+    ///   and mispredicts nothing. Measured with the kernels bench (L1,
+    ///   shared 2-core AMD EPYC, 2026-11-27): single 12.97–12.99 ns with
+    ///   the branch against 13.82–13.88 without; batched 14.26–14.35
+    ///   without against 14.34–14.70 with;
     /// * the bucket is `min(leading_zeros(y²), 15)` for the 16 bits `y` of
     ///   [`bucket`] (with their low bit set): `floor(log2(y²))` is
     ///   `2 · floor(log2 y)`, plus one when `y ≥ √2 · 2^floor(log2 y)`,
@@ -528,7 +543,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// The secondary start ([`Self::secondary`]) is left to the keys that
     /// need it.
     #[inline(always)]
-    fn probe(&self, meta: &[u8], h: u64) -> Probe {
+    fn probe<const BRANCH_FREE: bool>(&self, meta: &[u8], h: u64) -> Probe {
         // `hash_shift <= 32`.
         let hh = h >> self.hash_shift;
         let top = (hh >> 32) as u32;
@@ -537,10 +552,18 @@ impl<S: RibbonSettings> BalancedState<S> {
         let lower = self.redirected.start(hh);
         let g = mix(h);
         let redirected = ((g >> 48) as u32) < self.redirect[level];
-        let (primary, shard, level) = if redirected {
-            (lower, top.wrapping_sub(self.half), 0)
+        let (primary, shard, level) = if !BRANCH_FREE {
+            if redirected {
+                (lower, top.wrapping_sub(self.half), 0)
+            } else {
+                (own, top, level)
+            }
         } else {
-            (own, top, level)
+            (
+                select_unpredictable(redirected, lower, own),
+                top.wrapping_sub(select_unpredictable(redirected, self.half, 0)),
+                select_unpredictable(redirected, 0, level),
+            )
         };
         let y = u32::from((g >> 32) as u16) | 1;
         let bucket = (y * y).leading_zeros();
@@ -565,27 +588,24 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// branch.
     #[inline(always)]
     fn chosen(&self, p: &Probe) -> u32 {
-        let m = u32::from(p.keep).wrapping_neg();
-        (p.primary & m) | (self.secondary(p) & !m)
+        select_unpredictable(p.keep, p.primary, self.secondary(p))
     }
 
     /// Whether the key with hash `key_hash` may be in the set; `payload` is
     /// the solution followed by the thresholds.
     ///
-    /// A branch with a query on each side, not [`Self::chosen`]: most keys
-    /// keep their primary start (88 % of those of the benchmarks), so the
-    /// predicted side reads the solution while the mask loads, and only
-    /// the others work out their secondary start.
+    /// The site is [`Self::chosen`], without a branch on the mask bit:
+    /// 12 % of the benchmark's keys (members and not) take their secondary
+    /// start, and a mispredicted branch on it cost more than waiting for
+    /// the mask (a load of the metadata, in L1 for any filter the caches
+    /// hold) and working out the secondary start for every key: 12.97–12.99
+    /// against 14.11–14.24 ns in L1 (kernels bench, 2026-11-27).
     #[inline(always)]
     pub(crate) fn contains_hash(&self, payload: &[u8], key_hash: u64) -> bool {
         let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
         let h = self.hasher.hash(key_hash);
-        let p = self.probe(meta, h);
-        if p.keep {
-            self.answer(solution, h, site_at(&self.layout, p.primary))
-        } else {
-            self.answer(solution, h, site_at(&self.layout, self.secondary(&p)))
-        }
+        let p = self.probe::<false>(meta, h);
+        self.answer(solution, h, site_at(&self.layout, self.chosen(&p)))
     }
 
     /// The answer at `site` for rehashed value `h`: the short AVX2 kernel
@@ -614,7 +634,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// [`InterleavedLayout::prepare_query`] for a given start).
     #[inline(always)]
     fn site(&self, meta: &[u8], h: u64) -> QuerySite {
-        site_at(&self.layout, self.chosen(&self.probe(meta, h)))
+        site_at(&self.layout, self.chosen(&self.probe::<true>(meta, h)))
     }
 
     /// The first half of a batched query of `key_hash`: the seeded hash
@@ -788,7 +808,9 @@ mod tests {
                 let x = mix(h);
                 let u = g.primary_shard(h, x);
                 redirected += u32::from(u != g.top_shard(h));
-                let p = state.probe(&meta, h);
+                let p = state.probe::<false>(&meta, h);
+                let q = state.probe::<true>(&meta, h);
+                assert_eq!((q.primary, q.keep, q.level), (p.primary, p.keep, p.level));
                 assert_eq!(p.primary, g.primary_start(h, x), "bits {bits} hash {h:#x}");
                 let keep = masks[u as usize] >> bucket(x) & 1 == 1;
                 assert_eq!(p.keep, keep, "bits {bits} hash {h:#x}");
