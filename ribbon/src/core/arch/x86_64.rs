@@ -205,6 +205,80 @@ const fn lanes_to_columns(lane_column: [u32; 8]) -> [u8; 256] {
 pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: u128, start_bit: u32) -> u32 {
     debug_assert!(start_bit < 128);
     let (cl, cr) = split_row_128(cr, start_bit);
+    // SAFETY: the caller's contract.
+    unsafe { site128_lanes8_of_rows(left, right, cl, cr) }
+}
+
+/// [`site128_lanes8_avx2`] with the row shifted into its halves by
+/// variable quadword shifts ([`shift_row_128`]: no table, 21 vector
+/// instructions against 12), the kernel before issue 37's rotation; the
+/// same bits. Standard128's pipelined batch (a filter out of the core's
+/// caches) uses it: there the rotation's table reads were measured slower
+/// (`ribbon/src/rocksdb/standard128.rs`, `may_match_hashes_avx2`).
+///
+/// # Safety
+///
+/// As [`site128_lanes8_avx2`].
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn site128_lanes8_shifted_avx2(
+    left: *const u8,
+    right: *const u8,
+    cr: u128,
+    start_bit: u32,
+) -> u32 {
+    debug_assert!(start_bit < 128);
+    let (cl, cr) = shift_row_128(cr, start_bit);
+    // SAFETY: the caller's contract.
+    unsafe { site128_lanes8_of_rows(left, right, cl, cr) }
+}
+
+/// `cr << start_bit` and `cr >> (128 - start_bit)` (zero for `start_bit ==
+/// 0`) in both 128-bit lanes, as [`split_row_128`], by variable quadword
+/// shifts (`vpsllvq`/`vpsrlvq`, whose counts of 64 or more give zero, cover
+/// every `start_bit` in `0..128`). Pre-condition: `start_bit < 128`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn shift_row_128(cr: u128, start_bit: u32) -> (__m256i, __m256i) {
+    // Per 128-bit lane: quadwords [lo, hi] of the row.
+    let c = _mm256_set_epi64x((cr >> 64) as i64, cr as i64, (cr >> 64) as i64, cr as i64);
+    let s = _mm256_set1_epi64x(i64::from(start_bit));
+    let k64 = _mm256_set1_epi64x(64);
+    // Shift counts; a negative one is a huge unsigned count: zero.
+    let s_minus_64 = _mm256_sub_epi64(s, k64);
+    let sixty_four_minus_s = _mm256_sub_epi64(k64, s);
+    let t = _mm256_sub_epi64(_mm256_set1_epi64x(128), s);
+    let lo_up = _mm256_bslli_epi128::<8>(c); // [0, lo]
+    let hi_down = _mm256_bsrli_epi128::<8>(c); // [hi, 0]
+
+    // cr << s: [lo << s, hi << s | lo >> (64 - s) | lo << (s - 64)].
+    let cl = _mm256_or_si256(
+        _mm256_or_si256(
+            _mm256_sllv_epi64(c, s),
+            _mm256_srlv_epi64(lo_up, sixty_four_minus_s),
+        ),
+        _mm256_sllv_epi64(lo_up, s_minus_64),
+    );
+    // cr >> t, t = 128 - s: [lo >> t | hi << (64 - t) | hi >> (t - 64), hi >> t],
+    // where 64 - t = s - 64 and t - 64 = 64 - s; all zero for s = 0.
+    let cr = _mm256_or_si256(
+        _mm256_or_si256(_mm256_srlv_epi64(c, t), _mm256_sllv_epi64(hi_down, s_minus_64)),
+        _mm256_srlv_epi64(hi_down, sixty_four_minus_s),
+    );
+    (cl, cr)
+}
+
+/// The lane-order parities of [`site128_lanes8_avx2`] for the row's halves
+/// `cl` (over the words at `left`) and `cr` (at `right`), each in both
+/// 128-bit lanes.
+///
+/// # Safety
+///
+/// The CPU must support AVX2, and `left` and `right` must each have 128
+/// readable bytes.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn site128_lanes8_of_rows(left: *const u8, right: *const u8, cl: __m256i, cr: __m256i) -> u32 {
     // Columns `at / 16` and `at / 16 + 1`, one a 128-bit lane.
     let pair = |at: usize| {
         // SAFETY: `at + 32 <= 128`, and the caller guarantees 128 readable
@@ -220,7 +294,7 @@ pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: 
     quadword_parities(ab, cd)
 }
 
-/// Bits `s..128` of a 128-bit word, set: entry `s` of [`ROW_MASKS`], as
+/// Bits `s..128` of a 128-bit word, set: entry `s` of [`RowTables::masks`], as
 /// two little-endian quadwords (a 16-byte broadcast per query).
 const fn row_masks() -> [[u64; 2]; 128] {
     let mut masks = [[0u64; 2]; 128];
@@ -236,22 +310,29 @@ const fn row_masks() -> [[u64; 2]; 128] {
     masks
 }
 
-/// A table aligned to a cache line, so that none of its 16- or 32-byte
-/// entries straddles two lines.
+/// The two tables of [`split_row_128`], in one static (one base address
+/// for the query loops to keep in a register), aligned to a cache line so
+/// that none of their 16- or 32-byte entries straddles two lines.
 #[repr(C, align(64))]
-struct LineAligned<T>(T);
+struct RowTables {
+    /// Entry `s`: the 128-bit word with bits `s..128` set (quadwords low,
+    /// high), 2 KiB: the mask that splits a rotated coefficient row into
+    /// its two halves.
+    masks: [[u64; 2]; 128],
+    /// Entry `b`: `[b, 0, 64 - b, 0]`, 2 KiB: the counts of the two
+    /// quadword shifts that rotate a row by `b` bits, each read as the low
+    /// quadword of a 16-byte memory operand (no move from a general
+    /// register).
+    counts: [[u64; 4]; 64],
+}
 
-/// Entry `s`: the 128-bit word with bits `s..128` set (quadwords low,
-/// high), 2 KiB: the mask that splits a rotated coefficient row into its
-/// two halves (see [`split_row_128`]).
-static ROW_MASKS: LineAligned<[[u64; 2]; 128]> = LineAligned(row_masks());
+/// [`RowTables`]' contents.
+static ROW_TABLES: RowTables = RowTables {
+    masks: row_masks(),
+    counts: rotate_counts(),
+};
 
-/// Entry `b`: `[b, 0, 64 - b, 0]`, 2 KiB: the counts of the two quadword
-/// shifts that rotate a row by `b` bits, each read as the low quadword of
-/// a 16-byte memory operand (no move from a general register).
-static ROTATE_COUNTS: LineAligned<[[u64; 4]; 64]> = LineAligned(rotate_counts());
-
-/// [`ROTATE_COUNTS`]' entries.
+/// [`RowTables::counts`].
 const fn rotate_counts() -> [[u64; 4]; 64] {
     let mut counts = [[0u64; 4]; 64];
     let mut b = 0;
@@ -273,7 +354,7 @@ const fn rotate_counts() -> [[u64; 4]; 64] {
 /// by the start's quadword (`s >= 64`) swaps the row's quadwords in
 /// general registers; the rotation by `s mod 64` is two uniform quadword
 /// shifts (`vpsllq`/`vpsrlq`, whose count 64 gives zero: no branch for a
-/// start at a quadword's first bit; counts from [`ROTATE_COUNTS`]) and an
+/// start at a quadword's first bit; counts from [`RowTables::counts`]) and an
 /// OR.
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -283,8 +364,8 @@ fn split_row_128(cr: u128, start_bit: u32) -> (__m256i, __m256i) {
     let (p, q) = if start_bit >= 64 { (hi, lo) } else { (lo, hi) };
     let c = _mm256_set_epi64x(q as i64, p as i64, q as i64, p as i64);
     let swapped = _mm256_shuffle_epi32::<0b0100_1110>(c);
-    let counts = &ROTATE_COUNTS.0[start_bit as usize & 63];
-    let mask = &ROW_MASKS.0[start_bit as usize & 127];
+    let counts = &ROW_TABLES.counts[start_bit as usize & 63];
+    let mask = &ROW_TABLES.masks[start_bit as usize & 127];
     // SAFETY: `counts` is 32 readable bytes and `mask` 16 (`loadu` needs no
     // alignment).
     let (left_count, right_count, mask) = unsafe {
@@ -697,6 +778,11 @@ mod tests {
                 want,
                 "round {round}: {columns} columns, start bit {start_bit}"
             );
+            // SAFETY: as above.
+            let shifted = unsafe {
+                site128_lanes8_shifted_avx2(words.as_ptr(), words.as_ptr().add(16 * columns), cr, start_bit)
+            };
+            assert_eq!(shifted, lanes, "round {round}");
             // SAFETY: as above; `groups = 1` reads the same 128 bytes.
             let eight = unsafe { site128_parities_avx2(&words, cr_left, cr_right, right_offset, 1) };
             assert_eq!(eight, want, "round {round}");
@@ -734,6 +820,10 @@ mod tests {
                     ]
                 };
                 let want_right = if s == 0 { 0 } else { cr >> (128 - s) };
+                assert_eq!(lanes(left), [cr << s; 2], "round {round}, start {s}");
+                assert_eq!(lanes(right), [want_right; 2], "round {round}, start {s}");
+                // SAFETY: AVX2 detected above.
+                let (left, right) = unsafe { shift_row_128(cr, s) };
                 assert_eq!(lanes(left), [cr << s; 2], "round {round}, start {s}");
                 assert_eq!(lanes(right), [want_right; 2], "round {round}, start {s}");
             }
