@@ -113,7 +113,15 @@
 //! Standard width 128: 164 and 188 in the same program), and in the
 //! kernels bench (L1, 2026-11-27, shared 2-core AMD EPYC) 1.17 of
 //! Standard width 128's time single (13.0 against 11.1 ns; 1.85 before)
-//! and 1.19 batched (14.3 against 12.0; 1.58 before).
+//! and 1.19 batched (14.3 against 12.0; 1.58 before). What is left is
+//! the site selection itself: the same bench with every batched key sent
+//! to a start of one multiplication, as Standard's (wrong answers, a
+//! measurement only), ran 9.35–9.55 ns against Standard's 12.0, the
+//! paper's saving of the narrower word (0.78); the level, two candidate
+//! starts, the mix, the redirect, the mask, the bucket and the secondary
+//! start take about 45 instructions, five of them multiplications,
+//! between the seeded hash and the site (callgrind), and cost the other
+//! 4.9 ns.
 
 pub(crate) mod build;
 
