@@ -495,25 +495,26 @@ impl Standard128Reader<'_> {
         // caller checks), and `answer_lanes8` gives the kernel 128 readable
         // bytes at each pointer.
         let lanes8 = |l, r, a, b| unsafe { x86_64::site128_lanes8_avx2(l, r, a, b) };
-        // SAFETY: `lanes8` is the AVX2 kernel, on a CPU with AVX2.
-        let answer = |h: u64, site: solution::QuerySite| unsafe { self.answer_lanes8(h, site, lanes8) };
+        // SAFETY: as above.
+        let rotated = |l, r, a, b| unsafe { x86_64::site128_lanes8_rotated_avx2(l, r, a, b) };
         if self.data.len() <= NO_PREFETCH_BYTES {
+            // In the caches: the rotation kernel (measured faster there).
+            // SAFETY: `rotated` is an AVX2 kernel, on a CPU with AVX2.
+            let answer = |h: u64, site: solution::QuerySite| unsafe { self.answer_lanes8(h, site, rotated) };
             for (o, &k) in out.iter_mut().zip(key_hashes) {
                 let h = self.hasher.hash(k);
                 *o = answer(h, self.layout.prepare_query(&self.hasher, h));
             }
             return;
         }
-        // Out of the caches, the kernel without the rotation's table reads
-        // (measured faster there: `x86_64::site128_lanes8_shifted_avx2`).
-        // SAFETY: as above.
-        let shifted = |l, r, a, b| unsafe { x86_64::site128_lanes8_shifted_avx2(l, r, a, b) };
+        // Out of the caches, the shift kernel (no table reads: measured
+        // faster there).
         crate::core::batch::answer_pipelined(
             key_hashes,
             out,
             |k| self.prepare_hash(k),
-            // SAFETY: `shifted` is an AVX2 kernel, on a CPU with AVX2.
-            |(h, site)| unsafe { self.answer_lanes8(h, site, shifted) },
+            // SAFETY: `lanes8` is the AVX2 kernel, on a CPU with AVX2.
+            |(h, site)| unsafe { self.answer_lanes8(h, site, lanes8) },
         );
     }
 }

@@ -40,8 +40,7 @@
 //! * [`short_site_answer`]: the answer of a site of at most eight columns
 //!   (every FP rate down to 1/256) of width 128 or 64 by the short AVX2
 //!   kernels (`x86_64::site128_lanes8_avx2`, `site64_lanes8_avx2`): the
-//!   row shifted (width 64) or rotated and split by a table mask (width
-//!   128) in the vector unit, no cross-lane shuffle, five argument
+//!   row shifted in the vector unit, no cross-lane shuffle, five argument
 //!   registers. The standalone Standard and Balanced queries use it before
 //!   the core's query; Standard128's reader calls the width-128 kernel
 //!   itself (inlined into its AVX2 batch loops). What they gain, and what

@@ -188,8 +188,8 @@ const fn lanes_to_columns(lane_column: [u32; 8]) -> [u8; 256] {
 /// The short form of [`site128_parities_avx2`] for sites of at most eight
 /// columns (every FP rate down to 1/256), taking five registers, so that a
 /// query compiled without AVX2 calls it without touching the stack, and
-/// without a branch on the start: the coefficient row is split into its
-/// two halves by one rotation and a table mask ([`split_row_128`]), then eight
+/// without a branch on the start: the coefficient row is shifted into its
+/// two halves in the vector unit ([`shift_row_128`]), then eight
 /// masked 256-bit loads (two columns each), two unpack-and-XOR folds to 64
 /// bits that pair the registers up, one shift-and-blend to 32 bits, five
 /// shift-XOR steps that leave each column's parity in bit 31 of its lane,
@@ -204,31 +204,33 @@ const fn lanes_to_columns(lane_column: [u32; 8]) -> [u8; 256] {
 #[inline]
 pub(crate) unsafe fn site128_lanes8_avx2(left: *const u8, right: *const u8, cr: u128, start_bit: u32) -> u32 {
     debug_assert!(start_bit < 128);
-    let (cl, cr) = split_row_128(cr, start_bit);
+    let (cl, cr) = shift_row_128(cr, start_bit);
     // SAFETY: the caller's contract.
     unsafe { site128_lanes8_of_rows(left, right, cl, cr) }
 }
 
-/// [`site128_lanes8_avx2`] with the row shifted into its halves by
-/// variable quadword shifts ([`shift_row_128`]: no table, 21 vector
-/// instructions against 12), the kernel before issue 37's rotation; the
-/// same bits. Standard128's pipelined batch (a filter out of the core's
-/// caches) uses it: there the rotation's table reads were measured slower
-/// (`ribbon/src/rocksdb/standard128.rs`, `may_match_hashes_avx2`).
+/// [`site128_lanes8_avx2`] with the row split into its halves by one
+/// rotation and a table mask ([`split_row_128`]: 12 vector instructions
+/// against 21, but two reads of its 4 KiB of tables); the same bits.
+/// Standard128's batch on a filter in the core's caches uses it (paired
+/// runs, issue 37: 0.97 of the shift kernel's time at 16 KiB, 0.965 at
+/// 256 KiB); where the filter or the caller's own data crowd the L1 cache
+/// (a 4 MiB filter, single queries there, standalone filters) the table
+/// reads measured slower, so everything else keeps the shift kernel.
 ///
 /// # Safety
 ///
 /// As [`site128_lanes8_avx2`].
 #[target_feature(enable = "avx2")]
 #[inline]
-pub(crate) unsafe fn site128_lanes8_shifted_avx2(
+pub(crate) unsafe fn site128_lanes8_rotated_avx2(
     left: *const u8,
     right: *const u8,
     cr: u128,
     start_bit: u32,
 ) -> u32 {
     debug_assert!(start_bit < 128);
-    let (cl, cr) = shift_row_128(cr, start_bit);
+    let (cl, cr) = split_row_128(cr, start_bit);
     // SAFETY: the caller's contract.
     unsafe { site128_lanes8_of_rows(left, right, cl, cr) }
 }
@@ -779,10 +781,10 @@ mod tests {
                 "round {round}: {columns} columns, start bit {start_bit}"
             );
             // SAFETY: as above.
-            let shifted = unsafe {
-                site128_lanes8_shifted_avx2(words.as_ptr(), words.as_ptr().add(16 * columns), cr, start_bit)
+            let rotated = unsafe {
+                site128_lanes8_rotated_avx2(words.as_ptr(), words.as_ptr().add(16 * columns), cr, start_bit)
             };
-            assert_eq!(shifted, lanes, "round {round}");
+            assert_eq!(rotated, lanes, "round {round}");
             // SAFETY: as above; `groups = 1` reads the same 128 bytes.
             let eight = unsafe { site128_parities_avx2(&words, cr_left, cr_right, right_offset, 1) };
             assert_eq!(eight, want, "round {round}");
