@@ -556,22 +556,12 @@ mod kernel_tests {
         let (rounds, queries) = if cfg!(miri) { (3, 20) } else { (300, 2_000) };
         let (mut answered, mut yes) = (0u64, 0u64);
         for round in 0..rounds {
-            let num_blocks = 2 + (split_mix64(&mut state) % 40) as u32;
-            // 16 bytes per column and block, plus a fraction of a block's
-            // worth, so that some blocks have one column fewer.
-            let columns = 1 + round % 32;
-            let extra = (split_mix64(&mut state) % u64::from(num_blocks)) as usize * 16;
-            let len = num_blocks as usize * columns as usize * 16 + extra;
-            let mut data = vec![0u8; len];
             let density = round % 3;
-            for b in &mut data {
-                let r = split_mix64(&mut state);
-                *b = match density {
-                    0 => r as u8,
-                    1 => 0,
-                    _ => 0xFF,
-                };
-            }
+            let (data, num_blocks) = random_solution(&mut state, 40, 1 + round % 32, |r| match density {
+                0 => r as u8,
+                1 => 0,
+                _ => 0xFF,
+            });
             let seed = (split_mix64(&mut state) % 256) as u32;
             let portable =
                 Standard128Reader::new(&data, num_blocks, seed).with_kernel(RibbonKernel::Portable);
@@ -618,10 +608,26 @@ mod kernel_tests {
         assert!(yes > 0);
         if kernels.len() > 1 {
             assert!(
-                answered > u64::from(rounds as u32) * queries as u64 / 2,
+                answered > u64::from(rounds) * queries as u64 / 2,
                 "{answered}"
             );
         }
+    }
+
+    /// Random solution bytes of `columns` columns over `2 + random %
+    /// more_blocks` blocks, plus a random number of 16-byte columns fewer
+    /// than a block's worth (so that some blocks have one column fewer),
+    /// each byte `byte` of a random word: the bytes and the block count.
+    fn random_solution(
+        state: &mut u64,
+        more_blocks: u64,
+        columns: u32,
+        mut byte: impl FnMut(u64) -> u8,
+    ) -> (Vec<u8>, u32) {
+        let num_blocks = 2 + (split_mix64(state) % more_blocks) as u32;
+        let extra = (split_mix64(state) % u64::from(num_blocks)) as usize * 16;
+        let len = num_blocks as usize * columns as usize * 16 + extra;
+        ((0..len).map(|_| byte(split_mix64(state))).collect(), num_blocks)
     }
 
     /// Batches of every length (0 to 13: every length mod 4, for any loop
@@ -637,20 +643,13 @@ mod kernel_tests {
         let rounds = if cfg!(miri) { 2 } else { 120 };
         let (mut mixed, mut yes) = (0u64, 0u64);
         for round in 0..rounds {
-            let num_blocks = 2 + (split_mix64(&mut state) % 6) as u32;
-            let columns = 1 + round % 10;
-            let extra = (split_mix64(&mut state) % u64::from(num_blocks)) as usize * 16;
-            let len = num_blocks as usize * columns as usize * 16 + extra;
-            let data: Vec<u8> = (0..len)
-                .map(|_| {
-                    let r = split_mix64(&mut state);
-                    if round % 3 == 1 {
-                        (r | (r >> 8)) as u8
-                    } else {
-                        r as u8
-                    }
-                })
-                .collect();
+            let (data, num_blocks) = random_solution(&mut state, 6, 1 + round % 10, |r| {
+                if round % 3 == 1 {
+                    (r | (r >> 8)) as u8
+                } else {
+                    r as u8
+                }
+            });
             let seed = (split_mix64(&mut state) % 256) as u32;
             let portable =
                 Standard128Reader::new(&data, num_blocks, seed).with_kernel(RibbonKernel::Portable);
