@@ -14,10 +14,12 @@
 # `bash scripts/bench.sh --native` builds Rust and RocksDB's C++ with
 # -Ctarget-cpu=native (a second RocksDB build, in its own target directory)
 # and writes docs/benchmarks-native.md.
-# `bash scripts/bench.sh --only doctor` runs the doctor step alone: it
-# rewrites the report's doctor section (between <!-- doctor:begin --> and
-# <!-- doctor:end -->) and leaves the rest of the report as it is. About a
-# minute once the crates are compiled.
+# The query-kernel micro-report (`ribbon/benches/kernels.rs`: each kernel
+# by filter size, single and batched, next to xorf's BinaryFuse8 and a
+# pointer chase) goes between <!-- kernels:begin --> and <!-- kernels:end -->.
+# `bash scripts/bench.sh --only doctor` (or `--only kernels`) runs that step
+# alone: it rewrites its section and leaves the rest of the report as it
+# is. About a minute each once the crates are compiled.
 # Arguments after the options go to criterion (a filter such as `build/`).
 source "$(dirname "$0")/env.sh"
 suffix=""
@@ -31,7 +33,10 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     --only)
-      [ "${2:-}" = "doctor" ] || { echo "bench.sh: --only takes one step: doctor" >&2; exit 2; }
+      case "${2:-}" in
+        doctor | kernels) ;;
+        *) echo "bench.sh: --only takes one step: doctor or kernels" >&2; exit 2 ;;
+      esac
       only="$2"
       shift 2
       ;;
@@ -58,13 +63,30 @@ doctor_step() {
   rm -rf "$work"
 }
 
+# The query-kernel micro-report (issue 37), with the analysis of each
+# target in docs/benchmarks-kernels.md.
+kernels_step() {
+  local out
+  out="$(cargo bench -q -p rocks-ribbon --bench kernels 2>/dev/null)"
+  {
+    echo "## Query kernels (issue 37)"
+    echo
+    echo "\`cargo bench -p rocks-ribbon --bench kernels\`: ns/query, the fastest of 41 rounds a cell (the bench's module doc says what is timed). What limits each row, against the issue's targets: [docs/benchmarks-kernels.md](benchmarks-kernels.md)."
+    echo
+    grep '^Kernels available' <<<"$out"
+    echo
+    grep '^|' <<<"$out"
+  } | python3 scripts/report_section.py "docs/benchmarks${suffix}.md" kernels
+}
+
 cargo build --release -q -p ribbon-cli
-if [ "$only" = "doctor" ]; then
-  doctor_step
-  exit 0
-fi
+case "$only" in
+  doctor) doctor_step; exit 0 ;;
+  kernels) kernels_step; exit 0 ;;
+esac
 cargo bench --bench filters -- "$@"
 cargo run --release -q --bin bench-report
+kernels_step
 doctor_step
 # The README's results table is generated from the report.
 python3 scripts/readme-results.py

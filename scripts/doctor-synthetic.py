@@ -206,17 +206,10 @@ def bench(a):
             sys.exit("doctor-synthetic: the report covers %d files and %d keys, not %d copies of the base" % (files, keys, a.files))
         rows.append((label, size, files, keys, filter_bytes, report["samples_per_file"], findings, generation, wall, user, system, rss))
         print("doctor-synthetic: %s: %d files, %d keys, %.2f s wall, %.1f MB peak RSS" % (base, files, keys, wall, rss / 1e6), file=sys.stderr)
-    section = render(rows, cpu, load)
-    with open(a.report) as f:
-        text = f.read()
-    begin, end = "<!-- doctor:begin -->", "<!-- doctor:end -->"
-    block = begin + "\n" + section + end
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(a.report, "w") as f:
-        f.write(text)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from report_section import splice
+
+    splice(a.report, "doctor", render(rows, cpu, load))
     print("doctor-synthetic: wrote the doctor section of %s" % a.report, file=sys.stderr)
 
 
