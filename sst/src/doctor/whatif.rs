@@ -29,27 +29,27 @@ pub struct BuildSpeed {
 pub const BUILD_SPEEDS: [BuildSpeed; 4] = [
     BuildSpeed {
         n: 10_000,
-        bloom_ns: 17.44,
-        ribbon_ns: 43.04,
+        bloom_ns: 26.92,
+        ribbon_ns: 78.04,
         balanced_ns: None,
     },
     BuildSpeed {
         n: 100_000,
-        bloom_ns: 17.57,
-        ribbon_ns: 51.22,
+        bloom_ns: 30.94,
+        ribbon_ns: 89.94,
         balanced_ns: None,
     },
     BuildSpeed {
         n: 1_000_000,
-        bloom_ns: 17.58,
-        ribbon_ns: 98.33,
-        balanced_ns: Some(73.75),
+        bloom_ns: 27.76,
+        ribbon_ns: 120.96,
+        balanced_ns: Some(123.40),
     },
     BuildSpeed {
         n: 10_000_000,
-        bloom_ns: 22.73,
-        ribbon_ns: 146.29,
-        balanced_ns: Some(77.78),
+        bloom_ns: 32.23,
+        ribbon_ns: 176.60,
+        balanced_ns: Some(126.43),
     },
 ];
 
