@@ -607,10 +607,7 @@ mod kernel_tests {
         // vector kernel answered most sites where it runs.
         assert!(yes > 0);
         if kernels.len() > 1 {
-            assert!(
-                answered > u64::from(rounds) * queries as u64 / 2,
-                "{answered}"
-            );
+            assert!(answered > u64::from(rounds) * queries as u64 / 2, "{answered}");
         }
     }
 
