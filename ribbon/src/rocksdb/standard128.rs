@@ -685,6 +685,8 @@ mod kernel_tests {
             }
         }
         assert!(yes > 0);
-        assert!(mixed > 0, "no batch mixed short and general sites");
+        // Under Miri (two rounds of one and two columns) no batch need mix
+        // both kinds of site; the full run has 120 rounds.
+        assert!(cfg!(miri) || mixed > 0, "no batch mixed short and general sites");
     }
 }
