@@ -456,8 +456,7 @@ impl Standard128Reader<'_> {
             self.hasher.coeff_row(h),
             site.start_bit,
         );
-        let parities = u32::from(x86_64::LANES_TO_COLUMNS[lanes as usize & 0xFF]);
-        (parities ^ self.hasher.result_row(h)) & (0xFF >> (8 - n)) == 0
+        x86_64::lanes_match(lanes, &x86_64::LANES_TO_COLUMNS, n, self.hasher.result_row(h))
     }
 
     /// A site [`x86_64::site128_lanes8_avx2`] does not answer: the core's

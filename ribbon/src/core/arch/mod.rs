@@ -327,7 +327,6 @@ pub(crate) fn short_site_answer<C: crate::core::alg::CoeffRow>(
     #[cfg(target_arch = "x86_64")]
     if num_columns <= 8 {
         let any: &dyn core::any::Any = &cr;
-        let columns = 0xFF >> (8 - num_columns);
         if let Some(&cr) = any.downcast_ref::<u128>() {
             let first = segment_num as usize * 16;
             if first.checked_add(256)? <= data.len() && x86_64::avx2_detected() {
@@ -339,8 +338,12 @@ pub(crate) fn short_site_answer<C: crate::core::alg::CoeffRow>(
                 let lanes = unsafe {
                     x86_64::site128_lanes8_avx2(left, left.add(16 * num_columns as usize), cr, start_bit)
                 };
-                let parities = u32::from(x86_64::LANES_TO_COLUMNS[lanes as usize & 0xFF]);
-                return Some((parities ^ expected) & columns == 0);
+                return Some(x86_64::lanes_match(
+                    lanes,
+                    &x86_64::LANES_TO_COLUMNS,
+                    num_columns,
+                    expected,
+                ));
             }
         } else if let Some(&cr) = any.downcast_ref::<u64>() {
             let first = segment_num as usize * 8;
@@ -351,8 +354,12 @@ pub(crate) fn short_site_answer<C: crate::core::alg::CoeffRow>(
                 let lanes = unsafe {
                     x86_64::site64_lanes8_avx2(left, left.add(8 * num_columns as usize), cr, start_bit)
                 };
-                let parities = u32::from(x86_64::LANES_TO_COLUMNS_64[lanes as usize & 0xFF]);
-                return Some((parities ^ expected) & columns == 0);
+                return Some(x86_64::lanes_match(
+                    lanes,
+                    &x86_64::LANES_TO_COLUMNS_64,
+                    num_columns,
+                    expected,
+                ));
             }
         }
     }

@@ -410,6 +410,17 @@ fn quadword_parities(x: __m256i, y: __m256i) -> u32 {
     _mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32
 }
 
+/// Whether a site's first `num_columns` (1 to 8) parities equal the low
+/// bits of the result row `expected`: `lanes` is a short kernel's result
+/// (eight parities in lane order) and `table` that kernel's lane-to-column
+/// table ([`LANES_TO_COLUMNS`] or [`LANES_TO_COLUMNS_64`]). The one
+/// comparison of every caller of the short kernels.
+#[inline(always)]
+pub(crate) fn lanes_match(lanes: u32, table: &[u8; 256], num_columns: u32, expected: u32) -> bool {
+    let parities = u32::from(table[lanes as usize & 0xFF]);
+    (parities ^ expected) & (0xFF >> (8 - num_columns)) == 0
+}
+
 /// [`LANE_COLUMN`] for [`site64_lanes8_avx2`].
 pub(crate) const LANE_COLUMN_64: [u32; 8] = [0, 4, 1, 5, 2, 6, 3, 7];
 
