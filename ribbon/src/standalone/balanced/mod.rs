@@ -523,6 +523,13 @@ impl<S: RibbonSettings> BalancedState<S> {
         &self.layout
     }
 
+    /// A payload's solution and the metadata after it (the masks and the
+    /// level sizes); a payload shorter than the solution is all solution.
+    #[inline(always)]
+    fn split_payload<'p>(&self, payload: &'p [u8]) -> (&'p [u8], &'p [u8]) {
+        payload.split_at(self.solution_len.min(payload.len()))
+    }
+
     /// The primary start of seeded hash `h` and whether its equation is
     /// there ([`Geometry::primary_start`] and the mask bit of
     /// [`Geometry::primary_shard`] for [`bucket`]), with the precomputed
@@ -613,7 +620,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// against 14.11–14.24 ns in L1 (kernels bench, 2026-11-27).
     #[inline(always)]
     pub(crate) fn contains_hash(&self, payload: &[u8], key_hash: u64) -> bool {
-        let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
+        let (solution, meta) = self.split_payload(payload);
         let h = self.hasher.hash(key_hash);
         let p = self.probe::<false>(meta, h);
         self.answer(solution, h, site_at(&self.layout, self.chosen(&p)))
@@ -632,7 +639,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// measured slower at width 64: 14.6 to 15.5 against 13.6 ns/query at
     /// 10^6 keys, 21 to 24 against 19.6 at 3·10^7.)
     pub(crate) fn contains_hashes(&self, payload: &[u8], hashes: &[u64], out: &mut [bool]) {
-        let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
+        let (solution, meta) = self.split_payload(payload);
         answer_in_batches(
             hashes,
             out,
@@ -662,7 +669,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// thresholds).
     #[inline(always)]
     pub(crate) fn prepare_hash(&self, payload: &[u8], key_hash: u64) -> (u64, QuerySite) {
-        let (solution, meta) = payload.split_at(self.solution_len.min(payload.len()));
+        let (solution, meta) = self.split_payload(payload);
         self.prepare_split(solution, meta, key_hash)
     }
 
@@ -670,7 +677,7 @@ impl<S: RibbonSettings> BalancedState<S> {
     /// [`Self::prepare_hash`] returned.
     #[inline(always)]
     pub(crate) fn answer_prepared(&self, payload: &[u8], (h, site): (u64, QuerySite)) -> bool {
-        let solution = &payload[..self.solution_len.min(payload.len())];
+        let (solution, _) = self.split_payload(payload);
         self.answer(solution, h, site)
     }
 }
