@@ -614,8 +614,7 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                 }
                 let primaries = &self.by_shard[offsets[shard as usize]..offsets[shard as usize + 1]];
                 shard_keys.fill(primaries, shard_first, starts, |h| geometry.offset_bits(h));
-                let mask =
-                    self.fill_shard(shard, at[i + 1] - at[i], primaries, &mut shard_keys, &mut scratch);
+                let mask = self.fill_shard(at[i + 1] - at[i], primaries, &mut shard_keys, &mut scratch);
                 masks[shard as usize] = mask;
                 for b in (0..BUCKETS).filter(|b| mask >> b & 1 == 0) {
                     next_bumped.extend(shard_keys.rest(b).iter().map(|&(_, h)| h));
@@ -705,10 +704,11 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
         )
     }
 
-    /// Adds the buckets of `shard`'s primary keys (`primaries`, `keys`
-    /// filled with them) that fit, largest first, into a shard already holding
-    /// `kept` keys; returns its mask. Afterwards `keys.rest(b)` holds the
-    /// keys of every bucket `b` whose mask bit is clear.
+    /// Adds the buckets of a shard's primary keys (`primaries`, `keys`
+    /// filled with them and the shard's starts) that fit, largest first,
+    /// into a shard already holding `kept` keys; returns its mask.
+    /// Afterwards `keys.rest(b)` holds the keys of every bucket `b` whose
+    /// mask bit is clear.
     ///
     /// The largest buckets, up to [`SWEEP_FILL`] of the shard, almost
     /// always fit: they are banded together in one sweep in start order,
@@ -721,13 +721,12 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
     /// order of the adds (see the module doc of `balanced`).
     fn fill_shard(
         &mut self,
-        shard: u32,
         mut kept: usize,
         primaries: &[u64],
         keys: &mut ShardKeys,
         scratch: &mut Scratch,
     ) -> u16 {
-        let (_, starts) = self.geometry.range_of(shard);
+        let starts = keys.starts;
         let order = keys.largest_first();
         let mut mask = 0u16;
         let mut swept = 0;
@@ -749,9 +748,10 @@ impl<S: RibbonSettings> SeedRun<'_, S> {
                 kept += sweep_keys;
             } else {
                 swept = 0;
-                keys.split(primaries, 0);
             }
-        } else {
+        }
+        if swept == 0 {
+            // No sweep, or one taken back: every bucket one by one.
             keys.split(primaries, 0);
         }
         for &b in &order[swept..] {
