@@ -380,16 +380,72 @@ fn filters_of_another_prefix_extractor_are_skipped_by_prefix_seeks() {
     expect(&r, &[(Code::OtherPrefixExtractor, Some(6))]);
 }
 
+/// Keys `key{i*100:08}`: with a 10-byte fixed prefix every key has its
+/// own prefix, and `key{i*100+50:08}` is an absent key inside the files'
+/// key range whose prefix is absent too.
+fn write_spread(dir: &Path, opts: &Options, range: std::ops::Range<u64>, compact: bool) {
+    let db = DB::open(opts, dir).unwrap();
+    if compact {
+        for i in range.clone().step_by(2) {
+            db.put(key(i * 100), b"value").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    for i in range {
+        db.put(key(i * 100), b"value").unwrap();
+    }
+    db.flush().unwrap();
+    if compact {
+        db.compact_range(None::<&[u8]>, None::<&[u8]>);
+    }
+}
+
+/// RocksDB's filter tickers after Gets of `keys`: (useful, prefix
+/// checked, prefix useful), and how many keys were found.
+fn gets(dir: &Path, opts: &Options, keys: impl Iterator<Item = Vec<u8>>) -> (u64, u64, u64, usize) {
+    use rocksdb::statistics::Ticker;
+    let mut opts = opts.clone();
+    opts.enable_statistics();
+    let db = DB::open(&opts, dir).unwrap();
+    let found = keys.filter(|k| db.get(k).unwrap().is_some()).count();
+    drop(db);
+    (
+        opts.get_ticker_count(Ticker::BloomFilterUseful),
+        opts.get_ticker_count(Ticker::BloomFilterPrefixChecked),
+        opts.get_ticker_count(Ticker::BloomFilterPrefixUseful),
+        found,
+    )
+}
+
 #[test]
-fn prefix_only_filters_are_skipped_by_point_gets() {
+fn prefix_only_filters_serve_point_gets_under_their_extractor() {
     let tmp = tempfile::tempdir().unwrap();
     let mut t = bloom(10.0);
     t.set_whole_key_filtering(false);
     let mut opts = options(&t);
-    opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(7));
-    write(tmp.path(), &opts, 0..BIG, true);
-    write(tmp.path(), &opts, BIG..BIG + 3000, false);
+    opts.set_prefix_extractor(SliceTransform::create_fixed_prefix(10));
+    write_spread(tmp.path(), &opts, 0..BIG, true);
+    write_spread(tmp.path(), &opts, BIG..BIG + 3000, false);
+    let absent = || (0..BIG + 3000).step_by(7).map(|i| key(i * 100 + 50));
+    // RocksDB's Get asks the prefix-only filter for the key's prefix under
+    // the extractor the files were built with, and it answers "no".
+    let (useful, checked, prefix_useful, found) = gets(tmp.path(), &opts, absent());
+    assert_eq!(found, 0);
+    assert_eq!(useful, 0, "whole keys are not in the filter");
+    assert!(
+        checked > 0 && prefix_useful * 10 > checked * 9,
+        "{prefix_useful} of {checked}"
+    );
+    // So the doctor finds nothing to say: the filters are used.
     let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[]);
+    assert_eq!(r.column_families[0].total().prefix_only_files, 2);
+    // With no prefix extractor configured (this open writes it to the
+    // OPTIONS file), RocksDB's Get skips them, and so says the doctor.
+    let mut none = options(&t);
+    let (useful, checked, _, found) = gets(tmp.path(), &none, absent());
+    assert_eq!((useful, checked, found), (0, 0, 0));
+    let r = check(tmp.path(), &none, &how());
     expect(
         &r,
         &[
@@ -397,7 +453,113 @@ fn prefix_only_filters_are_skipped_by_point_gets() {
             (Code::WholeKeyFilteringFalse, Some(6)),
         ],
     );
-    assert_eq!(r.column_families[0].total().prefix_only_files, 2);
+    // Under another extractor: skipped by Gets too, said as such.
+    none.set_prefix_extractor(SliceTransform::create_fixed_prefix(5));
+    let (useful, checked, _, _) = gets(tmp.path(), &none, absent());
+    assert_eq!((useful, checked), (0, 0));
+    let r = check(tmp.path(), &none, &how());
+    expect(
+        &r,
+        &[
+            (Code::OtherPrefixExtractor, Some(0)),
+            (Code::OtherPrefixExtractor, Some(6)),
+        ],
+    );
+    assert!(r
+        .findings()
+        .all(|(_, f)| f.message.contains("point Gets and prefix seeks skip")));
+}
+
+/// RocksDB 6.29.5's database with a built-in Bloom configured in code
+/// (`sst/tests/fixtures-db/rocksdb629/generate.py`), copied to `to`.
+fn rocksdb_629_db(to: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("sst/tests/fixtures-db/rocksdb629/bloom_in_code/db");
+    for e in std::fs::read_dir(src).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+    }
+}
+
+#[test]
+fn a_6x_options_file_reads_builtin_filters_and_builds_none() {
+    // RocksDB 6.x writes filter_policy=rocksdb.BuiltinBloomFilter for any
+    // built-in Bloom set in code. RocksDB 11.8.1, loading that OPTIONS
+    // file as it is, reads the filters 6.29 wrote...
+    let tmp = tempfile::tempdir().unwrap();
+    rocksdb_629_db(tmp.path());
+    let cache = rocksdb::Cache::new_lru_cache(8 << 20);
+    let (mut opts, _) = Options::load_latest(tmp.path(), rocksdb::Env::new().unwrap(), false, cache).unwrap();
+    opts.set_disable_auto_compactions(true);
+    let absent = || (0..2300).map(|i| format!("key{i:08}x").into_bytes());
+    let (useful, _, _, found) = gets(tmp.path(), &opts, absent());
+    assert_eq!(found, 0);
+    assert!(
+        useful > 2000,
+        "RocksDB read the 6.29 filters: {useful} of 2300 absent keys"
+    );
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[]);
+    assert!(r.column_families[0]
+        .notes
+        .iter()
+        .any(|n| n.contains("rocksdb.BuiltinBloomFilter")));
+    // ...and writes new tables without one.
+    let db = DB::open(&opts, tmp.path()).unwrap();
+    for i in 5000..5300 {
+        db.put(key(i), b"value").unwrap();
+    }
+    db.flush().unwrap();
+    let newest = db
+        .live_files()
+        .unwrap()
+        .into_iter()
+        .max_by_key(|f| f.name.clone())
+        .unwrap();
+    drop(db);
+    let sst = ribbon_sst::SstFile::open(tmp.path().join(newest.name.trim_start_matches('/'))).unwrap();
+    assert_eq!(*sst.filter(), ribbon_sst::Filter::None);
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[(Code::NoFilter, Some(0))]);
+    assert!(r
+        .findings()
+        .all(|(_, f)| f.message.contains("reads filters but builds none")));
+}
+
+#[test]
+fn filters_of_the_applications_own_policy_are_read_under_it() {
+    // xorf's BinaryFuse8 as `example.BinaryFuse8`, stored under its own
+    // compatibility name: RocksDB reads it under that policy.
+    ribbon_compat::binary_fuse::register();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut opts = options(&BlockBasedOptions::default());
+    rocks_bridge::set_filter_policy(&mut opts, ribbon_compat::binary_fuse::NAME).unwrap();
+    write(tmp.path(), &opts, 0..BIG, true);
+    let absent = || (0..BIG).step_by(3).map(|i| format!("key{i:08}x").into_bytes());
+    let (useful, _, _, found) = gets(tmp.path(), &opts, absent());
+    assert_eq!(found, 0);
+    assert!(useful as usize > absent().count() * 9 / 10, "{useful}");
+    let r = check(tmp.path(), &opts, &how());
+    expect(&r, &[]);
+    let f = &r.column_families[0].files[0];
+    assert_eq!(f.family, "unknown");
+    assert_eq!(
+        f.compatibility_name.as_deref(),
+        Some(ribbon_compat::binary_fuse::NAME)
+    );
+    assert_eq!(
+        Some(f.filter_bytes),
+        f.filter_size_property,
+        "its bytes are counted"
+    );
+    // Its table info names the policy's family instead of "none".
+    let sst = ribbon_sst::SstFile::open(tmp.path().join(format!("{:06}.sst", f.number))).unwrap();
+    assert_eq!(
+        ribbon_sst::TableInfo::new(&sst).filter_kind,
+        ribbon_compat::binary_fuse::NAME
+    );
+    // Judged against a built-in policy about to be deployed: ignored.
+    let r = check(tmp.path(), &opts, &how_with_policy(tmp.path(), "ribbonfilter:10"));
+    expect(&r, &[(Code::IncompatiblePolicy, Some(6))]);
 }
 
 #[test]

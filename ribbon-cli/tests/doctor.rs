@@ -170,6 +170,59 @@ fn a_planned_configuration_is_judged_with_options() {
     assert_eq!(v["column_families"][0]["notes"], serde_json::json!([]));
 }
 
+/// RocksDB 6.29.5's database with a built-in Bloom configured in code
+/// (sst/tests/fixtures-db/rocksdb629/generate.py).
+fn rocksdb_629_db() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../sst/tests/fixtures-db/rocksdb629/bloom_in_code/db")
+}
+
+#[test]
+fn a_6x_database_under_rocksdb_builtin_bloom_filter_has_its_filters_read() {
+    // RocksDB 6.x writes filter_policy=rocksdb.BuiltinBloomFilter for any
+    // built-in Bloom set in code; RocksDB 7+ reads every built-in filter
+    // under it (tests/doctor.rs checks that against RocksDB 11.8.1 itself).
+    let db = rocksdb_629_db();
+    let text = std::fs::read_to_string(db.join("OPTIONS-000007")).unwrap();
+    assert!(text.contains("filter_policy=rocksdb.BuiltinBloomFilter"));
+    let v = doctor_json(&db, &["--samples", "2000"]);
+    assert_eq!(v["rocksdb_version"], "6.29.5");
+    assert_eq!(findings(&v), vec![], "{v:#}");
+    let cf = &v["column_families"][0];
+    let notes = cf["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("rocksdb.BuiltinBloomFilter")
+                && n.as_str().unwrap().contains("build none")),
+        "{notes:?}"
+    );
+    let files = cf["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    for f in files {
+        assert_eq!(f["family"], "Bloom");
+        assert!(f["measured"]["queries"].as_u64().unwrap() > 0);
+    }
+    // Judged against nullptr, the same filters are ignored.
+    let tmp = tempfile::tempdir().unwrap();
+    let planned = tmp.path().join("OPTIONS-planned");
+    std::fs::write(
+        &planned,
+        text.replace(
+            "filter_policy=rocksdb.BuiltinBloomFilter",
+            "filter_policy=nullptr",
+        ),
+    )
+    .unwrap();
+    let v = doctor_json(&db, &["--options", planned.to_str().unwrap()]);
+    assert_eq!(
+        findings(&v),
+        vec![
+            ("default".to_string(), "incompatible_policy".to_string(), Some(0)),
+            ("default".to_string(), "incompatible_policy".to_string(), Some(1)),
+        ]
+    );
+}
+
 #[test]
 fn text_report_names_every_section() {
     let db = fixtures()

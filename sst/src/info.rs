@@ -27,13 +27,17 @@ pub struct TableInfo {
     /// Filter partitions (0 unless partitioned).
     pub partitions: usize,
     /// `Standard128Ribbon`, `FastLocalBloom`, `LegacyBloom`, `AlwaysFalse`,
-    /// `AlwaysTrue`, `none`, or a mix (`Standard128Ribbon×7+AlwaysFalse×1`).
+    /// `AlwaysTrue`, `none`, or a mix (`Standard128Ribbon×7+AlwaysFalse×1`);
+    /// `obsolete`, or for a filter of a policy this reader does not know
+    /// (an application's own) the compatibility name it is stored under.
     pub filter_kind: String,
     /// `rocksdb.filter.policy`.
     pub policy_name: Option<String>,
     /// The filter's metaindex name.
     pub filter_block_name: Option<String>,
-    /// Bytes of filter blocks (all partitions, trailers excluded).
+    /// Bytes of filter blocks (all partitions, trailers excluded; for a
+    /// filter of an unknown policy, its block's size, or
+    /// `rocksdb.filter.size` when it is partitioned).
     pub filter_bytes: u64,
     /// `rocksdb.filter.size` (includes a partitioned filter's index).
     pub filter_size_property: Option<u64>,
@@ -167,6 +171,25 @@ impl TableInfo {
                 _ => None,
             };
         }
+        // A filter of a policy this reader does not know is not read: its
+        // kind is its compatibility name, its bytes the block's (a
+        // partitioned one's, rocksdb.filter.size).
+        let (filter_kind, filter_bytes) = match sst.filter() {
+            Filter::UnknownPolicy {
+                compatibility_name,
+                handle,
+                partitioned,
+            } => (
+                compatibility_name.clone(),
+                if *partitioned {
+                    props.filter_size().unwrap_or(0)
+                } else {
+                    handle.size
+                },
+            ),
+            Filter::Obsolete { .. } => ("obsolete".to_string(), summary.bytes),
+            _ => (summary.kind_label(), summary.bytes),
+        };
         TableInfo {
             format_version: sst.footer().format_version,
             checksum_type: sst.footer().checksum_type.name(),
@@ -174,15 +197,15 @@ impl TableInfo {
             block_filters,
             compression_dict_bytes: sst.compression_dictionary().len() as u64,
             partitions,
-            filter_kind: summary.kind_label(),
+            filter_kind,
             policy_name: props.filter_policy(),
             filter_block_name: sst.filter_block_name().map(str::to_string),
-            filter_bytes: summary.bytes,
+            filter_bytes,
             filter_size_property: props.filter_size(),
             num_entries: props.num_entries(),
             num_filter_entries: props.num_filter_entries(),
-            bits_per_filter_entry: bits_per(props.num_filter_entries(), summary.bytes),
-            bits_per_table_entry: bits_per(props.num_entries(), summary.bytes),
+            bits_per_filter_entry: bits_per(props.num_filter_entries(), filter_bytes),
+            bits_per_table_entry: bits_per(props.num_entries(), filter_bytes),
             seeds,
             ribbon_blocks,
             bloom_cache_lines,

@@ -182,3 +182,36 @@ fn rocksdb_7_8_merge_operands_in_three_column_families() {
 fn rocksdb_7_8_ttl_compacted_with_writes_in_the_wal() {
     check_written_by("rocksdb78/ttl", "7.8.");
 }
+
+/// RocksDB 6.29.5 (aimrocks), a built-in Bloom configured in code
+/// (`tests/fixtures-db/rocksdb629/generate.py`): its live keys and its
+/// `Get`s, with the filters 6.29 wrote asked on the way (aimrocks has no
+/// statistics, so the probes record what was found only).
+#[test]
+fn rocksdb_6_29_bloom_configured_in_code() {
+    let dir = fixtures().join("rocksdb629/bloom_in_code");
+    let text = std::fs::read_to_string(dir.join("expected")).unwrap();
+    let (mut version, mut live, mut probes) = (String::new(), Vec::new(), Vec::new());
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        match f[0] {
+            "rocksdb" => version = f[1].to_string(),
+            "live" => live.push(unhex(f[1])),
+            "probe" => probes.push((unhex(f[1]), f[2] == "1")),
+            other => panic!("unknown line {other:?}"),
+        }
+    }
+    assert_eq!(version, "6.29.5");
+    let db = Db::open_with(dir.join("db"), "default", &OpenOptions::default()).unwrap();
+    let mut ours = Vec::new();
+    db.for_each_live_key(|k| ours.push(k.to_vec())).unwrap();
+    assert!(ours == live, "live keys differ from RocksDB 6.29.5's iterator");
+    let keys: Vec<&[u8]> = probes.iter().map(|p| p.0.as_slice()).collect();
+    let paths = db.get_paths(&keys, &mut FileCache::new()).unwrap();
+    let mut said_no = 0;
+    for ((key, found), path) in probes.iter().zip(&paths) {
+        assert_eq!(*found, path.found(), "{}: {path:?}", String::from_utf8_lossy(key));
+        said_no += path.steps.iter().filter(|s| s.has_filter && !s.may_match).count();
+    }
+    assert!(said_no > 0, "the 6.29 filters were not asked");
+}

@@ -19,6 +19,13 @@ use std::path::{Path, PathBuf};
 pub enum ConfiguredPolicy {
     /// `nullptr` or empty: no filters are built, and none are read.
     None,
+    /// `rocksdb.BuiltinBloomFilter`: what RocksDB 6.x writes to its OPTIONS
+    /// file for any built-in Bloom policy configured in code. RocksDB 7 and
+    /// later create `ReadOnlyBuiltinFilterPolicy` from it
+    /// (`table/block_based/filter_policy.cc`, `FilterPolicy::
+    /// CreateFromString`): every built-in filter is read (its compatibility
+    /// name is the built-in family's), and no new filter is built.
+    ReadOnlyBuiltin,
     /// A built-in (or `rust.RibbonFilter` / `rust.BloomFilter`) policy with
     /// its bits per key.
     Builtin(FilterPolicy),
@@ -48,6 +55,9 @@ impl ConfiguredPolicy {
         if v.is_empty() || v == "nullptr" {
             return Self::None;
         }
+        if v == READ_ONLY_BUILTIN {
+            return Self::ReadOnlyBuiltin;
+        }
         if v.starts_with(ribbon::plugin::balanced_policy::NAME) {
             return match BalancedPolicy::parse(v) {
                 Ok(p) => Self::Balanced(p),
@@ -73,7 +83,20 @@ impl ConfiguredPolicy {
             Self::NameOnly(n) if n.starts_with(ribbon::plugin::balanced_policy::NAME) => {
                 Some(ribbon::plugin::balanced_policy::COMPATIBILITY_NAME)
             }
-            Self::Builtin(_) | Self::NameOnly(_) => Some(crate::filter::BUILTIN_COMPATIBILITY_NAME),
+            Self::Builtin(_) | Self::NameOnly(_) | Self::ReadOnlyBuiltin => {
+                Some(crate::filter::BUILTIN_COMPATIBILITY_NAME)
+            }
+        }
+    }
+
+    /// Whether RocksDB builds filters for new tables under this policy
+    /// (`None`: unknown, a policy of the application's own).
+    pub fn builds_filters(&self) -> Option<bool> {
+        match self {
+            Self::None | Self::ReadOnlyBuiltin => Some(false),
+            Self::Builtin(p) => Some(p.bits_per_key().millibits_per_key() > 0),
+            Self::Balanced(_) | Self::NameOnly(_) => Some(true),
+            Self::Unknown(_) => None,
         }
     }
 
@@ -82,6 +105,7 @@ impl ConfiguredPolicy {
     pub fn name(&self) -> Option<String> {
         match self {
             Self::None => None,
+            Self::ReadOnlyBuiltin => Some(READ_ONLY_BUILTIN.to_string()),
             Self::Builtin(p) => Some(p.name().to_string()),
             Self::Balanced(_) => Some(ribbon::plugin::balanced_policy::NAME.to_string()),
             Self::NameOnly(n) | Self::Unknown(n) => Some(
@@ -127,12 +151,16 @@ impl ConfiguredPolicy {
     pub fn id(&self) -> String {
         match self {
             Self::None => "nullptr".to_string(),
+            Self::ReadOnlyBuiltin => READ_ONLY_BUILTIN.to_string(),
             Self::Builtin(p) => p.id(),
             Self::Balanced(b) => b.id(),
             Self::NameOnly(n) | Self::Unknown(n) => n.clone(),
         }
     }
 }
+
+/// The id of RocksDB's `ReadOnlyBuiltinFilterPolicy`.
+pub const READ_ONLY_BUILTIN: &str = "rocksdb.BuiltinBloomFilter";
 
 fn is_builtin_name(v: &str) -> bool {
     matches!(
@@ -337,6 +365,18 @@ mod tests {
             ConfiguredPolicy::parse("{id=bloomfilter:10:false;}"),
             ConfiguredPolicy::Builtin(_)
         ));
+        // What RocksDB 6.x writes for a built-in Bloom set in code: every
+        // built-in filter is read, none is built.
+        let r = ConfiguredPolicy::parse("rocksdb.BuiltinBloomFilter");
+        assert_eq!(r, ConfiguredPolicy::ReadOnlyBuiltin);
+        assert_eq!(r.compatibility_name(), Some("rocksdb.BuiltinBloomFilter"));
+        assert_eq!(r.builds_filters(), Some(false));
+        assert_eq!(r.rules(), None);
+        assert_eq!(ConfiguredPolicy::parse("nullptr").compatibility_name(), None);
+        assert_eq!(
+            ConfiguredPolicy::parse("bloomfilter:0").builds_filters(),
+            Some(false)
+        );
     }
 
     #[test]

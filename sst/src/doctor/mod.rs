@@ -15,8 +15,8 @@
 //!   Bloom fall-back for few keys, Ribbon's fall-back under cache charging,
 //!   `optimize_filters_for_hits`, files written under another policy) and
 //!   what RocksDB ignores (an incompatible policy name, another prefix
-//!   extractor, `whole_key_filtering=false`, no filter, RocksDB 6.x
-//!   block-based filters);
+//!   extractor, a prefix-only filter with no prefix extractor configured,
+//!   no filter, RocksDB 6.x block-based filters);
 //! - **cost**: filter bytes per level and where they live under the table
 //!   options (table reader, block cache, pinned), and what RocksDB's
 //!   `rocksdb.estimate-table-readers-mem` leaves out;
@@ -31,8 +31,11 @@
 //! `db/version_set.cc` (`Version::IsFilterSkipped`: the last non-empty
 //! level's filters are not read under that option) and
 //! `table/block_based/block_based_table_reader.cc` (a filter is looked up
-//! by the configured policy's compatibility name; a prefix filter is used
-//! only under the prefix extractor it was built with).
+//! by the configured policy's compatibility name, and
+//! `rocksdb.BuiltinBloomFilter`, which RocksDB 6.x writes to OPTIONS, reads
+//! every built-in filter; a prefix filter is used only under the prefix
+//! extractor it was built with, by prefix seeks and, when it is
+//! prefix-only, by point `Get`s for the key's prefix).
 //!
 //! What cannot be read is reported as such and never guessed: a file that
 //! does not open is listed as unreadable and left out of every sum; a
@@ -46,7 +49,7 @@ pub mod whatif;
 
 use crate::db::{DbError, Version};
 use crate::{Filter, SstFile, TableInfo};
-use config::{CfConfig, Config, ConfiguredPolicy};
+use config::{CfConfig, Config, ConfiguredPolicy, READ_ONLY_BUILTIN};
 use ribbon::rocksdb::policy::{FilterKind, PolicyKind};
 use ribbon::rocksdb::standard128;
 use ribbon::FilterBuilder;
@@ -102,10 +105,13 @@ pub enum Code {
     /// A filter RocksDB does not read under the configured policy (its
     /// compatibility name differs, or no policy is configured).
     IncompatiblePolicy,
-    /// A filter built under another prefix extractor: prefix seeks skip it.
+    /// A filter built under another prefix extractor: prefix seeks skip it,
+    /// and point `Get`s too when it is prefix-only.
     OtherPrefixExtractor,
-    /// A prefix-only filter (`whole_key_filtering=false`): point `Get`s
-    /// skip it.
+    /// A prefix-only filter (`whole_key_filtering=false`) under no
+    /// configured prefix extractor: point `Get`s and prefix seeks skip it.
+    /// (Under the extractor it was built with, `Get` asks it for the key's
+    /// prefix: no finding; under another one, [`Code::OtherPrefixExtractor`].)
     WholeKeyFilteringFalse,
     /// A file without a filter.
     NoFilter,
@@ -509,7 +515,10 @@ fn diagnose_cf(
                 "filter_policy={n}: the OPTIONS file records the policy's name only (as RocksDB 9.x to 11.x write it), not its bits per key nor bloom_before_level; bits per key are compared between files instead (give --options FILE with filter_policy=NAME:BITS[:LEVEL] to judge against a configuration)"
             )),
             Some(ConfiguredPolicy::Unknown(n)) => notes.push(format!(
-                "filter_policy={n} is not a policy this tool knows: what RocksDB reads is not judged"
+                "filter_policy={n} is not a policy this tool knows (an application's own): RocksDB reads the filters stored under its compatibility name, taken here to be its name (RocksDB's default), and this tool cannot query them, so their FP rate is not measured"
+            )),
+            Some(ConfiguredPolicy::ReadOnlyBuiltin) => notes.push(format!(
+                "filter_policy={READ_ONLY_BUILTIN}: what RocksDB 6.x writes for any built-in Bloom policy set in code (its bits per key are not recorded); RocksDB 7 and later, loading these options as they are, read every built-in filter and build none for new files"
             )),
             _ => {}
         }
@@ -884,6 +893,25 @@ fn written_family(kind: FilterKind, n: u64) -> Option<&'static str> {
     }
 }
 
+/// Whether RocksDB, under the configured `policy`, reads a filter stored
+/// under `compatibility_name` that this tool does not know, written by the
+/// policy named `written_by` (`rocksdb.filter.policy`). A known policy
+/// reads its own family only; an application's own policy is taken to read
+/// the family of its name (RocksDB's default `CompatibilityName()` is
+/// `Name()`), or the one it wrote itself.
+fn reads_custom_family(
+    policy: &ConfiguredPolicy,
+    compatibility_name: &str,
+    written_by: Option<&str>,
+) -> bool {
+    match policy {
+        ConfiguredPolicy::Unknown(_) => policy
+            .name()
+            .is_some_and(|ours| ours == compatibility_name || written_by == Some(ours.as_str())),
+        p => p.compatibility_name() == Some(compatibility_name),
+    }
+}
+
 fn policy_name_eq(a: &str, b: &str) -> bool {
     let norm = |s: &str| match s {
         "rocksdb.BloomFilter" => "bloomfilter".to_string(),
@@ -924,6 +952,9 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
         } else {
             let why = match c.filter_policy.as_ref() {
                 Some(ConfiguredPolicy::None) => " (filter_policy=nullptr)".to_string(),
+                Some(ConfiguredPolicy::ReadOnlyBuiltin) => {
+                    format!(" (filter_policy={READ_ONLY_BUILTIN} reads filters but builds none)")
+                }
                 Some(p) if p.rules().is_some() => format!(
                     " though filter_policy={} builds one: written before it was set",
                     p.id()
@@ -952,14 +983,35 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
             ));
             return out;
         }
-        "obsolete" | "unknown" => {
+        "obsolete" => {
             out.push((
                 Code::IncompatiblePolicy,
                 format!(
-                    "filter stored as {:?}, a family RocksDB's configured policy does not read",
+                    "filter stored as {:?}, a block-based filter of a policy other than the built-in one, which RocksDB 7 and later do not read",
                     r.compatibility_name.as_deref().unwrap_or("?")
                 ),
             ));
+            return out;
+        }
+        "unknown" => {
+            // A family of an application's own policy: RocksDB reads it
+            // when the configured policy's compatibility name is the one it
+            // is stored under, which this tool can only judge for the
+            // policies it knows, and for an unknown one by its name.
+            let theirs = r.compatibility_name.as_deref().unwrap_or("?");
+            match c.filter_policy.as_ref() {
+                Some(p) if reads_custom_family(p, theirs, r.policy_name.as_deref()) => {}
+                Some(p) => out.push((
+                    Code::IncompatiblePolicy,
+                    format!(
+                        "filter stored as {theirs:?}, but filter_policy={} reads {}: RocksDB ignores it",
+                        p.id(),
+                        p.compatibility_name()
+                            .map_or("no filter".to_string(), |n| format!("{n:?}"))
+                    ),
+                )),
+                None => {}
+            }
             return out;
         }
         _ => {}
@@ -989,35 +1041,50 @@ fn causes(r: &FileReport, sst: &SstFile, c: &CfConfig, last_level: Option<u32>) 
             _ => {}
         }
     }
-    if !r.whole_key_filtering {
-        out.push((
+    // RocksDB's Get (BlockBasedTable::FullFilterKeyMayMatch) asks a
+    // prefix-only filter for the key's prefix when the configured prefix
+    // extractor is the one the table was built with (and the key is in its
+    // domain); a prefix seek uses any filter only under that extractor.
+    let theirs = r
+        .prefix_extractor
+        .as_deref()
+        .filter(|p| !p.is_empty() && *p != "nullptr");
+    // `None`: the OPTIONS file does not say; `Some(None)`: no extractor.
+    let configured = c
+        .prefix_extractor
+        .as_deref()
+        .map(|p| Some(p).filter(|p| !p.is_empty() && *p != "nullptr"));
+    match configured {
+        Some(None) if !r.whole_key_filtering => out.push((
             Code::WholeKeyFilteringFalse,
-            "whole_key_filtering=false: prefixes only, point Gets do not use this filter".to_string(),
-        ));
-    }
-    if let Some(configured) = c.prefix_extractor.as_deref() {
-        let configured = Some(configured).filter(|p| !p.is_empty() && *p != "nullptr");
-        let theirs = r
-            .prefix_extractor
-            .as_deref()
-            .filter(|p| !p.is_empty() && *p != "nullptr");
-        if let Some(ours) = configured {
-            if theirs != Some(ours) {
-                out.push((
-                    Code::OtherPrefixExtractor,
-                    format!(
-                        "built under prefix extractor {}, configured {ours}: prefix seeks do not use this filter",
-                        theirs.unwrap_or("none")
-                    ),
-                ));
-            }
+            "whole_key_filtering=false and no prefix_extractor configured: point Gets and prefix seeks skip this prefix-only filter".to_string(),
+        )),
+        Some(Some(ours)) if theirs != Some(ours) => {
+            let skipped_by = if r.whole_key_filtering {
+                "prefix seeks do not use this filter"
+            } else {
+                "point Gets and prefix seeks skip this prefix-only filter"
+            };
+            out.push((
+                Code::OtherPrefixExtractor,
+                format!(
+                    "built under prefix extractor {}, configured {ours}: {skipped_by}",
+                    theirs.unwrap_or("none")
+                ),
+            ));
         }
+        _ => {}
     }
     // Why it differs from what the options say.
     let Some(policy) = c.filter_policy.as_ref() else {
         return out;
     };
-    let written_name = r.policy_name.as_deref();
+    // Under the read-only policy the one that wrote the files was set in
+    // code and is not recorded: nothing to compare the files with.
+    let written_name = r
+        .policy_name
+        .as_deref()
+        .filter(|_| *policy != ConfiguredPolicy::ReadOnlyBuiltin);
     if let (Some(theirs), Some(ours)) = (written_name, policy.name()) {
         if !policy_name_eq(theirs, &ours) {
             out.push((
