@@ -5,7 +5,8 @@ use crate::errors::db_error;
 use crate::handle::{closable_pymethods, Handle};
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use ribbon_sst::db::get::FileCache;
 use ribbon_sst::db::{Db as RustDb, DbError, EntryKind, FileAnswer, GetPath, OpenOptions};
 use std::path::PathBuf;
@@ -22,6 +23,14 @@ const CHUNKS_IN_FLIGHT: usize = 4;
 struct Open {
     db: Arc<RustDb>,
     cache: Mutex<FileCache>,
+    files: PyOnceLock<FileObjects>,
+}
+
+impl Open {
+    /// [`FileObjects`] of this database, made on first use.
+    fn files(&self, py: Python<'_>) -> PyResult<&FileObjects> {
+        self.files.get_or_try_init(py, || file_objects(py, &self.db))
+    }
 }
 
 /// Db(path, column_family="default", *, wal_dir=None, db_paths=None)
@@ -61,33 +70,62 @@ fn kind_name(k: EntryKind) -> &'static str {
     }
 }
 
-/// One `Get` path as a dict.
-fn path_dict<'py>(py: Python<'py>, db: &RustDb, key: &[u8], p: &GetPath) -> PyResult<Bound<'py, PyDict>> {
-    let files: Vec<_> = db.files().collect();
+/// The Python objects of the live files (`name`, `path`, `level`), made
+/// once per database on the first `Get` path and shared by every step
+/// that names a file (a dict per step, but not a string per step).
+type FileObjects = Vec<[Py<PyAny>; 3]>;
+
+fn file_objects(py: Python<'_>, db: &RustDb) -> PyResult<FileObjects> {
+    db.files()
+        .map(|f| {
+            Ok([
+                f.name().into_pyobject(py)?.into_any().unbind(),
+                f.path.clone().into_pyobject(py)?.into_any().unbind(),
+                f.level.into_pyobject(py)?.into_any().unbind(),
+            ])
+        })
+        .collect()
+}
+
+/// A step's `answer`: `filtered`, `absent`, or the kind of entry found.
+fn answer_name(a: FileAnswer) -> &'static str {
+    match a {
+        FileAnswer::Found(k) => kind_name(k),
+        FileAnswer::Filtered => "filtered",
+        FileAnswer::Absent => "absent",
+        FileAnswer::NotRead => "notread",
+    }
+}
+
+/// One `Get` path as a dict (`files`: the batch's file objects).
+fn path_dict<'py>(
+    py: Python<'py>,
+    files: &FileObjects,
+    key: &[u8],
+    p: &GetPath,
+) -> PyResult<Bound<'py, PyDict>> {
+    use pyo3::intern;
     let d = PyDict::new(py);
-    d.set_item("key", PyBytes::new(py, key))?;
-    d.set_item("memtable", p.memtable.name())?;
-    d.set_item("found", p.found())?;
+    d.set_item(intern!(py, "key"), PyBytes::new(py, key))?;
+    d.set_item(intern!(py, "memtable"), PyString::intern(py, p.memtable.name()))?;
+    d.set_item(intern!(py, "found"), p.found())?;
     let steps = PyList::empty(py);
     for s in &p.steps {
-        let f = files.get(s.file).copied();
+        let none = py.None();
+        let [name, path, level] = files
+            .get(s.file)
+            .map_or([&none, &none, &none], |[a, b, c]| [a, b, c]);
         let step = PyDict::new(py);
-        step.set_item("file", f.map(|f| f.name()))?;
-        step.set_item("path", f.map(|f| f.path.clone()))?;
-        step.set_item("level", f.map(|f| f.level))?;
-        step.set_item("has_filter", s.has_filter)?;
-        step.set_item("may_match", s.may_match)?;
-        // `filtered`, `absent`, or the kind of entry found (by name, so
-        // that a variant the reader adds later is named, not dropped).
-        let answer = match s.answer {
-            FileAnswer::Found(k) => kind_name(k).to_owned(),
-            other => format!("{other:?}").to_lowercase(),
-        };
-        step.set_item("answer", answer)?;
-        step.set_item("range_deleted", s.range_deleted)?;
+        step.set_item(intern!(py, "file"), name)?;
+        step.set_item(intern!(py, "path"), path)?;
+        step.set_item(intern!(py, "level"), level)?;
+        step.set_item(intern!(py, "has_filter"), s.has_filter)?;
+        step.set_item(intern!(py, "may_match"), s.may_match)?;
+        step.set_item(intern!(py, "answer"), PyString::intern(py, answer_name(s.answer)))?;
+        step.set_item(intern!(py, "range_deleted"), s.range_deleted)?;
         steps.append(step)?;
     }
-    d.set_item("steps", steps)?;
+    d.set_item(intern!(py, "steps"), steps)?;
     Ok(d)
 }
 
@@ -115,6 +153,7 @@ impl Db {
         let open = Open {
             db: Arc::new(db),
             cache: Mutex::new(FileCache::new()),
+            files: PyOnceLock::new(),
         };
         let closed_message = format!("{}: the database is closed", path.display());
         Ok(Self {
@@ -195,7 +234,7 @@ impl Db {
         let p = paths
             .pop()
             .ok_or_else(|| crate::errors::Error::new_err("no Get path"))?;
-        path_dict(py, &open.db, key, &p)
+        path_dict(py, open.files(py)?, key, &p)
     }
 
     /// get_paths(keys) -> list[dict]
@@ -213,9 +252,10 @@ impl Db {
                 open.db.get_paths(&slices, &mut cache)
             })
             .map_err(db_error)?;
+        let files = open.files(py)?;
         let out = PyList::empty(py);
         for (k, p) in slices.iter().zip(&paths) {
-            out.append(path_dict(py, &open.db, k, p)?)?;
+            out.append(path_dict(py, files, k, p)?)?;
         }
         Ok(out)
     }

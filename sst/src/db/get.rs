@@ -238,14 +238,22 @@ impl Db {
         detail: Detail,
     ) -> Result<Vec<GetPath>, DbError> {
         let c = self.comparator();
+        // Taken out of the cache for the call (not copied: a memtable may
+        // hold many range deletions) and put back at its end.
         let mem_tombstones = cache
             .memtable_tombstones
-            .get_or_insert_with(|| Tombstones::new(&self.memtable().tombstones, c))
-            .clone();
-        let files: Vec<_> = self.files().collect();
+            .take()
+            .unwrap_or_else(|| Tombstones::new(&self.memtable().tombstones, c));
         let offsets = self.level_offsets();
+        // File `g` of [`Db::files`] (a level found among a few offsets: no
+        // work per file of the database on each call).
+        let file_at = |g: usize| {
+            let level = offsets.partition_point(|&o| o <= g) - 1;
+            &self.levels[level][g - offsets[level]]
+        };
         let mut out = Vec::with_capacity(keys.len());
-        let mut by_file: Vec<Vec<u32>> = vec![Vec::new(); files.len()];
+        // (file, key) for every file each key may ask, grouped by file below.
+        let mut by_file: Vec<(u32, u32)> = Vec::new();
         let mut looking = vec![false; keys.len()];
         // The last file each key may ask (`usize::MAX`: none).
         let mut last_file = vec![usize::MAX; keys.len()];
@@ -296,7 +304,7 @@ impl Db {
                 self.candidates_into(key, &mut candidates);
                 for &(level, i) in &candidates {
                     let g = offsets[level] + i;
-                    by_file[g].push(k as u32);
+                    by_file.push((g as u32, k as u32));
                     last_file[k] = g;
                 }
                 // One allocation for the key's steps.
@@ -310,9 +318,14 @@ impl Db {
         // The entries each asked key's lookup found: `spans[i]` in `found_entries`.
         let mut found_entries: Vec<(u64, EntryKind)> = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        for (g, by) in by_file.iter().enumerate() {
+        // Files in order (L0 newest first, then level by level), each
+        // file's keys in the batch's order: every key asks its files in
+        // RocksDB's order.
+        by_file.sort_unstable();
+        for group in by_file.chunk_by(|a, b| a.0 == b.0) {
+            let g = group[0].0 as usize;
             asked.clear();
-            asked.extend(by.iter().map(|&k| k as usize).filter(|&k| looking[k]));
+            asked.extend(group.iter().map(|&(_, k)| k as usize).filter(|&k| looking[k]));
             if asked.is_empty() {
                 continue;
             }
@@ -320,7 +333,7 @@ impl Db {
                 if cache.open.len() >= MAX_OPEN_FILES {
                     cache.open.clear();
                 }
-                let f = files[g];
+                let f = file_at(g);
                 let sst = self.open_file(f)?;
                 let global_seqno = Db::global_seqno(&sst, f);
                 let mut list = Vec::new();
@@ -363,7 +376,7 @@ impl Db {
                 }
             }
             positive.sort_by(|&a, &b| compare_user(c, batch[a], batch[b]).unwrap_or(Ordering::Equal));
-            let name = files[g].name();
+            let name = file_at(g).name();
             for &i in &positive {
                 let start = found_entries.len();
                 file.lookup(g, batch[i], c, &mut cache.blocks, &name, &mut found_entries)?;
@@ -426,6 +439,7 @@ impl Db {
                 }
             }
         }
+        cache.memtable_tombstones = Some(mem_tombstones);
         Ok(out)
     }
 }
