@@ -210,20 +210,22 @@ impl Db {
         let dir = dir.as_ref();
         let meta = std::fs::metadata(dir).map_err(|e| DbError::io(dir, &e))?;
         if !meta.is_dir() {
-            return Err(DbError::unsupported(format!(
-                "{}: not a database directory (for one SST file use `ribbon sst`)",
-                dir.display()
-            )));
+            // The directory is not named: every caller names it (the CLI
+            // and the C library put it before every error of opening).
+            return Err(DbError::unsupported(
+                "not a database directory (for one SST file use `ribbon sst`)",
+            ));
         }
-        let version = Version::read(dir)?;
+        let version = Version::read_manifest(&manifest::current_manifest(dir)?)?;
         let options = OptionsFile::read(dir)?;
+        version.check_num_levels(&options)?;
         let cf = version.column_family(name).cloned().ok_or_else(|| {
             let names: Vec<&str> = version
                 .column_families
                 .values()
                 .map(|c| c.name.as_str())
                 .collect();
-            DbError::unsupported(format!(
+            DbError::argument(format!(
                 "no column family {name:?} (the database has {})",
                 names.join(", ")
             ))
@@ -236,11 +238,6 @@ impl Db {
             )));
         }
         let manifest_name = version.manifest.display().to_string();
-        let num_levels = options
-            .num_levels
-            .get(name)
-            .copied()
-            .unwrap_or(DEFAULT_NUM_LEVELS);
         if cf.files.len() > MAX_LIVE_FILES {
             return Err(DbError::unsupported(format!(
                 "{manifest_name}: {} live files, more than the reader's bound of {MAX_LIVE_FILES}",
@@ -249,21 +246,6 @@ impl Db {
         }
         let mut levels: Vec<Vec<LiveFile>> = Vec::new();
         for f in cf.files.values() {
-            if f.level >= num_levels {
-                return Err(DbError::corrupt(
-                    &manifest_name,
-                    format!(
-                        "file {} is on level {}, but column family {name:?} has {num_levels} levels{}",
-                        f.number,
-                        f.level,
-                        if options.path.is_some() {
-                            ""
-                        } else {
-                            " (RocksDB's default; no OPTIONS file)"
-                        }
-                    ),
-                ));
-            }
             if comparator.compare_internal(&f.smallest, &f.largest) == Some(Ordering::Greater) {
                 return Err(DbError::corrupt(
                     &manifest_name,

@@ -10,6 +10,11 @@
 //! number are replayed in number order, up to the first corrupt record
 //! under the default `kPointInTimeRecovery`).
 //!
+//! A record too short for a WriteBatch header, or whose sequence numbers
+//! run past RocksDB's largest (2^56 - 1), is a corrupt record, as RocksDB's
+//! `DBImpl::ProcessLogRecord` reports it: the replay ends there as the
+//! recovery mode says (`bad_header`).
+//!
 //! Range deletions (`DeleteRange`) are kept as tombstones
 //! ([`Memtable::tombstones`]); like every record they take a sequence
 //! number, whichever column family they are for. What this reader refuses
@@ -23,6 +28,7 @@ use super::error::DbError;
 use super::log::{LogEnd, LogReader, MetaRecord, Record};
 use super::range_del::Tombstone;
 use crate::coding::Reader;
+use crate::key::MAX_SEQUENCE_NUMBER;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -126,11 +132,24 @@ impl Memtable {
     /// errors) for column family `cf`.
     pub fn replay(&mut self, data: &[u8], number: u64, cf: u32, name: &str) -> Result<(), DbError> {
         let mut reader = LogReader::new(data, number);
+        let mut bad_record = None;
         while let Some(record) = reader.next_record() {
             match record {
-                Record::Data(batch) => self
-                    .apply_batch(&batch, cf)
-                    .map_err(|w| DbError::corrupt(name, w))?,
+                Record::Data(batch) => {
+                    // What RocksDB's reporter counts as a corrupt record
+                    // (`DBImpl::ProcessLogRecord`), handled as the recovery
+                    // mode says like a checksum mismatch: nothing of the
+                    // record, nor after it, is replayed.
+                    if let Some(what) = bad_header(&batch) {
+                        bad_record = Some(LogEnd::Corrupt {
+                            offset: reader.record_offset(),
+                            what,
+                        });
+                        break;
+                    }
+                    self.apply_batch(&batch, cf)
+                        .map_err(|w| DbError::corrupt(name, w))?
+                }
                 Record::Meta(MetaRecord::SetCompression(0)) => {}
                 Record::Meta(MetaRecord::SetCompression(c)) => {
                     return Err(DbError::unsupported(format!(
@@ -142,7 +161,7 @@ impl Memtable {
             }
         }
         self.wal_files.push(number);
-        match reader.end() {
+        match bad_record.as_ref().or(reader.end()) {
             Some(LogEnd::Clean) | None => {}
             Some(end) => self.cut_short.push((number, end.clone())),
         }
@@ -230,6 +249,27 @@ impl Memtable {
         }
         Ok(())
     }
+}
+
+/// Why a WriteBatch record is corrupt by its header alone: shorter than
+/// the header ("log record too small"), or sequence numbers past RocksDB's
+/// largest, [`MAX_SEQUENCE_NUMBER`] (2^56 - 1): RocksDB reports a batch
+/// whose first sequence number is past it ("sequence N is too large");
+/// one whose records would run past it would take numbers that do not fit
+/// an internal key (a deletion wrapping to 0 would lose to an older put),
+/// refused the same way.
+pub(crate) fn bad_header(batch: &[u8]) -> Option<&'static str> {
+    let mut r = Reader::new(batch);
+    let (Some(first), Some(count)) = (r.fixed64(), r.fixed32()) else {
+        return Some("a WriteBatch shorter than its 12-byte header");
+    };
+    if first > MAX_SEQUENCE_NUMBER {
+        return Some("a WriteBatch whose sequence number is past RocksDB's largest (2^56 - 1)");
+    }
+    if count > 0 && first + u64::from(count) - 1 > MAX_SEQUENCE_NUMBER {
+        return Some("a WriteBatch whose records' sequence numbers run past RocksDB's largest (2^56 - 1)");
+    }
+    None
 }
 
 /// The WAL files (`NNNNNN.log`) in `dir` numbered at least `min`, in number
