@@ -3,6 +3,9 @@
 //! bytes give an answer or a one-line error, never a panic, and a
 //! database whose files are damaged is refused rather than read wrong.
 
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
 use ribbon_sst::coding::put_varint64;
 use ribbon_sst::db::log::write_log;
 use ribbon_sst::db::{Db, Memtable, Version};
@@ -641,4 +644,74 @@ fn an_unknown_column_family_is_an_argument_error() {
     assert!(matches!(e, ribbon_sst::db::DbError::Argument { .. }), "{e:?}");
     let e = e.to_string();
     assert!(e.contains("\"nope\"") && e.contains("default, other"), "{e}");
+}
+
+/// A MANIFEST listing `n` live files (issue 44's 48 MB MANIFEST of 10^6
+/// files): one VersionEdit each, on levels 1 to 6 in turn, keys of 10
+/// bytes that do not overlap within a level.
+fn many_files_manifest(n: u64) -> Vec<u8> {
+    let mut edits = vec![comparator_edit()];
+    for i in 0..n {
+        let mut add = Vec::with_capacity(64);
+        put_varint64(&mut add, 103);
+        put_varint64(&mut add, 1 + i % 6);
+        put_varint64(&mut add, 10 + i);
+        put_varint64(&mut add, 4096);
+        lp(&mut add, &ikey(format!("k{i:09}").as_bytes(), 1));
+        lp(&mut add, &ikey(format!("k{i:09}~").as_bytes(), 2));
+        put_varint64(&mut add, 1);
+        put_varint64(&mut add, 2);
+        put_varint64(&mut add, 1);
+        edits.push(add);
+    }
+    let refs: Vec<&[u8]> = edits.iter().map(Vec::as_slice).collect();
+    write_log(&refs)
+}
+
+/// Opens a database of `n` live files (none of them present: opening reads
+/// only the MANIFEST); returns the MANIFEST's size and the peak of the heap
+/// while `Db::open` ran.
+fn open_many_files(n: u64) -> (usize, usize) {
+    let manifest = many_files_manifest(n);
+    let tmp = db_dir(&manifest, &[]);
+    let (db, peak) = counting_alloc::peak_of(|| Db::open(tmp.path()).unwrap());
+    assert_eq!(db.files().count() as u64, n);
+    (manifest.len(), peak)
+}
+
+#[test]
+fn a_manifest_of_many_files_opens_in_memory_proportional_to_them() {
+    // Issue 44: a 48 MB MANIFEST of 10^6 files peaked at 1.1 GB in `db
+    // query` (each file's record held three times). The bound: the
+    // MANIFEST's bytes (read whole), then what each live file needs once
+    // (its record, its two keys, its path).
+    let n = 30_000;
+    let (len, peak) = open_many_files(n);
+    let per_file = (peak - len) as u64 / n;
+    assert!(
+        per_file <= 400,
+        "{peak} bytes at peak for {n} files ({len}-byte MANIFEST): {per_file} per file"
+    );
+}
+
+/// `RIBBON_MANIFEST_FILES=1000000 cargo test --release -p ribbon-sst --test
+/// db_hostile -- --ignored --nocapture measure_open` prints the peak (run
+/// it under `/usr/bin/time -v` for the resident set).
+#[test]
+#[ignore = "a measurement: run by hand"]
+fn measure_open_of_a_manifest_of_many_files() {
+    let n = std::env::var("RIBBON_MANIFEST_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let (len, peak) = open_many_files(n);
+    println!("{n} files, MANIFEST {len} bytes: heap peak {peak} bytes during Db::open");
+    // RIBBON_MANIFEST_DIR=DIR: the database is also written there (for
+    // `ribbon db query DIR` under `/usr/bin/time -v`).
+    if let Some(dir) = std::env::var_os("RIBBON_MANIFEST_DIR") {
+        let dir = Path::new(&dir);
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("CURRENT"), "MANIFEST-000003\n").unwrap();
+        std::fs::write(dir.join("MANIFEST-000003"), many_files_manifest(n)).unwrap();
+    }
 }

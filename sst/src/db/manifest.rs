@@ -409,7 +409,7 @@ impl Version {
                     group.push(edit);
                     if remaining == 0 {
                         for e in group.drain(..) {
-                            v.apply(e).map_err(|w| DbError::corrupt(&shown, w))?;
+                            v.apply_bounded(e, &shown)?;
                         }
                     }
                 }
@@ -419,7 +419,7 @@ impl Version {
                         "an atomic group is interrupted by another edit",
                     ));
                 }
-                None => v.apply(edit).map_err(|w| DbError::corrupt(&shown, w))?,
+                None => v.apply_bounded(edit, &shown)?,
             }
         }
         let end = reader.end().cloned().unwrap_or(LogEnd::Clean);
@@ -453,6 +453,21 @@ impl Version {
         }
         v.end = end;
         Ok(v)
+    }
+
+    /// [`Version::apply`], then the bound on live files: refused while
+    /// replaying, so memory stays within it.
+    fn apply_bounded(&mut self, e: Edit, shown: &str) -> Result<(), DbError> {
+        let id = e.column_family;
+        self.apply(e).map_err(|w| DbError::corrupt(shown, w))?;
+        match self.column_families.get(&id) {
+            Some(cf) if cf.files.len() > super::MAX_LIVE_FILES => Err(DbError::unsupported(format!(
+                "{shown}: column family {:?} has more than {} live files, the reader's bound",
+                cf.name,
+                super::MAX_LIVE_FILES
+            ))),
+            _ => Ok(()),
+        }
     }
 
     fn apply(&mut self, e: Edit) -> Result<(), String> {

@@ -216,10 +216,10 @@ impl Db {
                 "not a database directory (for one SST file use `ribbon sst`)",
             ));
         }
-        let version = Version::read_manifest(&manifest::current_manifest(dir)?)?;
+        let mut version = Version::read_manifest(&manifest::current_manifest(dir)?)?;
         let options = OptionsFile::read(dir)?;
         version.check_num_levels(&options)?;
-        let cf = version.column_family(name).cloned().ok_or_else(|| {
+        let cf_id = version.column_family(name).map(|c| c.id).ok_or_else(|| {
             let names: Vec<&str> = version
                 .column_families
                 .values()
@@ -230,6 +230,15 @@ impl Db {
                 names.join(", ")
             ))
         })?;
+        // The column family's files move into `levels`: each live file's
+        // record is held once (a MANIFEST of 10^6 files held three copies).
+        let (cf, files) = match version.column_families.get_mut(&cf_id) {
+            Some(c) => {
+                let files = std::mem::take(&mut c.files);
+                (c.clone(), files)
+            }
+            None => return Err(DbError::argument(format!("no column family {name:?}"))),
+        };
         let comparator = Comparator::from_name(cf.comparator.as_deref());
         if !comparator.is_known() || comparator.timestamp_size != 0 {
             return Err(DbError::unsupported(format!(
@@ -238,14 +247,18 @@ impl Db {
             )));
         }
         let manifest_name = version.manifest.display().to_string();
-        if cf.files.len() > MAX_LIVE_FILES {
-            return Err(DbError::unsupported(format!(
-                "{manifest_name}: {} live files, more than the reader's bound of {MAX_LIVE_FILES}",
-                cf.files.len()
-            )));
+        let mut per_level: Vec<usize> = Vec::new();
+        for f in files.values() {
+            let level = f.level as usize;
+            if per_level.len() <= level {
+                per_level.resize(level + 1, 0);
+            }
+            per_level[level] += 1;
         }
-        let mut levels: Vec<Vec<LiveFile>> = Vec::new();
-        for f in cf.files.values() {
+        let mut levels: Vec<Vec<LiveFile>> = per_level.iter().map(|&n| Vec::with_capacity(n)).collect();
+        // Each record leaves the map as it is placed (the map's nodes are
+        // freed as it is walked).
+        for f in files.into_values() {
             if comparator.compare_internal(&f.smallest, &f.largest) == Some(Ordering::Greater) {
                 return Err(DbError::corrupt(
                     &manifest_name,
@@ -256,15 +269,11 @@ impl Db {
                     ),
                 ));
             }
-            let path = file_dir(dir, f, how)?;
-            let level = f.level as usize;
-            if levels.len() <= level {
-                levels.resize(level + 1, Vec::new());
-            }
-            levels[level].push(LiveFile {
+            let path = sst_path(&file_dir(dir, &f, how)?, f.number);
+            levels[f.level as usize].push(LiveFile {
                 level: f.level,
-                meta: f.clone(),
-                path: sst_path(&path, f.number),
+                meta: f,
+                path,
             });
         }
         if let Some(l0) = levels.first_mut() {
@@ -351,7 +360,9 @@ impl Db {
         &self.dir
     }
 
-    /// What the MANIFEST says.
+    /// What the MANIFEST says, but for the files of the column family read:
+    /// those are in [`Db::levels`] (each live file's record is held once),
+    /// and its entry here lists none.
     pub fn version(&self) -> &Version {
         &self.version
     }
@@ -366,7 +377,8 @@ impl Db {
         &self.recovery
     }
 
-    /// The column family read.
+    /// The column family read: its id, name, comparator and log number (its
+    /// `files` are empty: the live files are [`Db::levels`]).
     pub fn column_family(&self) -> &ColumnFamily {
         &self.column_family
     }
