@@ -715,3 +715,89 @@ fn measure_open_of_a_manifest_of_many_files() {
         std::fs::write(dir.join("MANIFEST-000003"), many_files_manifest(n)).unwrap();
     }
 }
+
+/// A WriteBatch of one blob index (`kTypeBlobIndex`) of `key` in blob file
+/// `file`.
+fn blob_index_batch(seq: u64, key: &[u8], file: u64) -> Vec<u8> {
+    let mut index = vec![1u8];
+    for v in [file, 0, 42] {
+        put_varint64(&mut index, v);
+    }
+    index.push(0);
+    let mut b = batch_header(seq, 1);
+    record(&mut b, 0x11, None, key, Some(&index));
+    b
+}
+
+fn blob_file_edit(number: u64) -> Vec<u8> {
+    let mut add = Vec::new();
+    put_varint64(&mut add, 400);
+    for v in [number, 1, 100] {
+        put_varint64(&mut add, v);
+    }
+    lp(&mut add, b"");
+    lp(&mut add, b"");
+    put_varint64(&mut add, 0);
+    add
+}
+
+#[test]
+fn a_get_ending_at_a_blob_index_refuses_a_missing_blob_file() {
+    // Issue 44: a blob index whose blob file is missing answered "found".
+    // RocksDB's Get: "Invalid blob file number" (corruption) for a blob file
+    // the MANIFEST does not list, an IO error for one that is gone.
+    use ribbon_sst::db::get::FileCache;
+    let wal = write_log(&[&blob_index_batch(10, b"k", 77)]);
+    let unlisted = db_dir(&write_log(&[&comparator_edit()]), &[(4, wal.clone())]);
+    let db = Db::open(unlisted.path()).unwrap();
+    let e = db
+        .get_paths(&[b"k"], &mut FileCache::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("000077.blob") && e.contains("does not list"), "{e}");
+    assert!(!e.contains('\n'));
+    // A key without a blob index is answered as before.
+    assert!(!db.get_paths(&[b"other"], &mut FileCache::new()).unwrap()[0].found);
+    // Listed, but not there.
+    let listed = db_dir(
+        &write_log(&[&comparator_edit(), &blob_file_edit(77)]),
+        &[(4, wal)],
+    );
+    let db = Db::open(listed.path()).unwrap();
+    let e = db
+        .get_paths(&[b"k"], &mut FileCache::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("000077.blob") && e.contains("RocksDB's Get fails"),
+        "{e}"
+    );
+    // There: found.
+    std::fs::write(listed.path().join("000077.blob"), b"blob").unwrap();
+    assert!(db.get_paths(&[b"k"], &mut FileCache::new()).unwrap()[0].found);
+}
+
+#[test]
+fn blob_files_removed_from_a_real_database_are_refused_by_get() {
+    // The same on blob indexes RocksDB 9.8 wrote to an SST file.
+    use ribbon_sst::db::get::FileCache;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures-db/blob_files/db");
+    let tmp = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
+    }
+    let db = Db::open(tmp.path()).unwrap();
+    let mut keys = Vec::new();
+    db.for_each_live_key(|k| keys.push(k.to_vec())).unwrap();
+    let paths = db.get_paths(&keys, &mut FileCache::new()).unwrap();
+    assert!(paths.iter().all(|p| p.found));
+    for blob in ["000010.blob", "000013.blob"] {
+        std::fs::remove_file(tmp.path().join(blob)).unwrap();
+        let Err(e) = db.get_paths(&keys, &mut FileCache::new()) else {
+            panic!("without {blob}, every key was answered");
+        };
+        let e = e.to_string();
+        assert!(e.contains(".blob") && e.contains("RocksDB's Get fails"), "{e}");
+    }
+}

@@ -18,7 +18,7 @@ use super::error::DbError;
 use super::log::{LogEnd, LogReader, Record};
 use super::options::OptionsFile;
 use crate::coding::Reader;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The most levels a MANIFEST may place files on (RocksDB's `num_levels` is
@@ -62,6 +62,9 @@ pub struct ColumnFamily {
     pub log_number: u64,
     /// Its live files by file number.
     pub files: BTreeMap<u64, FileMeta>,
+    /// The numbers of its blob files (`NNNNNN.blob`) the MANIFEST added
+    /// (`kBlobFileAddition`): the files a blob index may refer to.
+    pub blob_files: BTreeSet<u64>,
 }
 
 /// The state a MANIFEST describes.
@@ -110,6 +113,7 @@ struct Edit {
     deleted: Vec<(u32, u64)>,
     added: Vec<FileMeta>,
     cf_add: Option<String>,
+    blob_files_added: Vec<u64>,
     cf_drop: bool,
     atomic_group_remaining: Option<u32>,
 }
@@ -273,7 +277,8 @@ fn decode_edit(data: &[u8]) -> Result<Edit, String> {
             300 => e.atomic_group_remaining = Some(take(r.varint32(), "atomic group")?),
             // kBlobFileAddition (and its deprecated tag)
             400 | 8194 => {
-                for what in ["blob file number", "blob count", "blob bytes"] {
+                e.blob_files_added.push(take(r.varint64(), "blob file number")?);
+                for what in ["blob count", "blob bytes"] {
                     take(r.varint64(), what)?;
                 }
                 take(r.length_prefixed(), "blob checksum method")?;
@@ -387,6 +392,7 @@ impl Version {
                 comparator: None,
                 log_number: 0,
                 files: BTreeMap::new(),
+                blob_files: BTreeSet::new(),
             },
         );
         let mut reader = LogReader::new(data, number);
@@ -489,6 +495,7 @@ impl Version {
                     comparator: None,
                     log_number: 0,
                     files: BTreeMap::new(),
+                    blob_files: BTreeSet::new(),
                 },
             );
         }
@@ -532,6 +539,7 @@ impl Version {
             }
             cf.files.insert(f.number, f);
         }
+        cf.blob_files.extend(e.blob_files_added);
         Ok(())
     }
 

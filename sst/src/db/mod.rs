@@ -50,7 +50,14 @@
 //! `num_levels` are refused. SST files are read through [`crate::SstFile`]
 //! with its budgets, one data block per source at a time ([`merge`]).
 //! Errors are one line ([`DbError`]), never a panic.
+//!
+//! **Blob files.** A `Get` that ends at a blob index ([`blob`]) checks,
+//! as RocksDB's `Version::GetBlob` would fail, that the MANIFEST lists its
+//! blob file and that the file is there (in the first of
+//! [`OpenOptions::db_paths`], else the DB directory); the blob is not
+//! read.
 
+pub mod blob;
 mod blocks;
 mod data_keys;
 pub mod error;
@@ -191,6 +198,10 @@ pub struct Db {
     memtable: Memtable,
     options: OptionsFile,
     recovery: Recovery,
+    /// Where the blob files are: the first of `db_paths` (or `cf_paths`)
+    /// given, else the DB directory (RocksDB's `BlobFileName` of
+    /// `cf_paths.front()`).
+    blob_dir: PathBuf,
 }
 
 impl Db {
@@ -352,6 +363,7 @@ impl Db {
             memtable,
             options,
             recovery,
+            blob_dir: how.db_paths.first().cloned().unwrap_or_else(|| dir.to_path_buf()),
         })
     }
 

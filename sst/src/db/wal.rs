@@ -24,6 +24,7 @@
 //! `Get` goes on past them ([`MemEntry::ends_search`]). Timestamped keys
 //! (user-defined timestamps) are refused by [`super::Db`].
 
+use super::blob::{self, BlobRef};
 use super::error::DbError;
 use super::log::{LogEnd, LogReader, MetaRecord, Record};
 use super::range_del::Tombstone;
@@ -61,6 +62,9 @@ pub struct MemEntry {
     /// Whether a `Get` ends in the memtable: some write of the key is not a
     /// merge operand (a value or deletion under the operands ends it).
     pub ends_search: bool,
+    /// What the newest write's value refers to, when it is a blob index
+    /// (a `Get` ending here reads the blob).
+    pub blob: BlobRef,
 }
 
 /// The newest unflushed write of each user key of one column family.
@@ -104,7 +108,7 @@ impl Memtable {
         self.entries.is_empty()
     }
 
-    fn put(&mut self, key: &[u8], seq: u64, kind: EntryKind) {
+    fn put(&mut self, key: &[u8], seq: u64, kind: EntryKind, blob: BlobRef) {
         self.writes += 1;
         let ends = kind != EntryKind::Merge;
         match self.entries.get_mut(key) {
@@ -112,6 +116,7 @@ impl Memtable {
                 if e.seq <= seq {
                     e.seq = seq;
                     e.kind = kind;
+                    e.blob = blob;
                 }
                 e.ends_search |= ends;
             }
@@ -122,6 +127,7 @@ impl Memtable {
                         seq,
                         kind,
                         ends_search: ends,
+                        blob,
                     },
                 );
             }
@@ -190,17 +196,23 @@ impl Memtable {
                 // preferred seqno (and their column-family forms).
                 0x1 | 0x5 | 0x11 | 0x10 | 0x16 | 0x17 | 0x18 | 0x19 => {
                     let key = lp("bad key")?;
-                    lp("bad value")?;
-                    Some(Some((key, EntryKind::Value)))
+                    let value = lp("bad value")?;
+                    // Blob index (and its column-family form).
+                    let blob = if matches!(tag, 0x11 | 0x10) {
+                        blob::decode(value)
+                    } else {
+                        BlobRef::None
+                    };
+                    Some(Some((key, EntryKind::Value, blob)))
                 }
                 // Merge (and its column-family form).
                 0x2 | 0x6 => {
                     let key = lp("bad key")?;
                     lp("bad value")?;
-                    Some(Some((key, EntryKind::Merge)))
+                    Some(Some((key, EntryKind::Merge, BlobRef::None)))
                 }
                 // Deletion, single deletion (and column-family forms).
-                0x0 | 0x4 | 0x7 | 0x8 => Some(Some((lp("bad key")?, EntryKind::Deletion))),
+                0x0 | 0x4 | 0x7 | 0x8 => Some(Some((lp("bad key")?, EntryKind::Deletion, BlobRef::None))),
                 // Range deletion: a record of its own (it takes a sequence
                 // number, whatever its column family).
                 0xF | 0xE => {
@@ -238,8 +250,8 @@ impl Memtable {
             };
             if let Some(write) = kind {
                 seen += 1;
-                if let Some((key, kind)) = write.filter(|_| family == cf) {
-                    self.put(key, seq, kind);
+                if let Some((key, kind, blob)) = write.filter(|_| family == cf) {
+                    self.put(key, seq, kind, blob);
                 }
                 seq = seq.wrapping_add(1);
             }
