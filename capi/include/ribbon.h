@@ -143,6 +143,8 @@ void ribbon_string_free(char *s);
 // database directory `path` into `*out` (close with [`ribbon_db_close`]).
 // The database may be open in RocksDB at the same time (a file a
 // compaction deletes under the reader is an error naming it; run again).
+// [`crate::RIBBON_ERR_ARGUMENT`] when the database has no column family of
+// that name (the message lists those it has).
 //
 // # Safety
 // `path` NULL or NUL-terminated; `column_family` NULL or NUL-terminated;

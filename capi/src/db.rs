@@ -2,7 +2,7 @@
 //! and what each answers (the `ribbon db query --json` report).
 
 use crate::guard::{self, Failure, Keys};
-use crate::guard::{RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
+use crate::guard::{RIBBON_ERR_ARGUMENT, RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_UNSUPPORTED};
 use ribbon_sst::db::get::FileCache;
 use ribbon_sst::db::{Db, DbError, FileLabels, GetPathReport};
 use std::ffi::{c_char, c_int};
@@ -23,6 +23,7 @@ fn db_failure(e: &DbError) -> Failure {
     let code = match e {
         DbError::Io { .. } => RIBBON_ERR_IO,
         DbError::Unsupported { .. } => RIBBON_ERR_UNSUPPORTED,
+        DbError::Argument { .. } => RIBBON_ERR_ARGUMENT,
         DbError::Sst { error, .. } => crate::sst::sst_failure(error).code,
         _ => RIBBON_ERR_CORRUPT,
     };
@@ -33,6 +34,8 @@ fn db_failure(e: &DbError) -> Failure {
 /// database directory `path` into `*out` (close with [`ribbon_db_close`]).
 /// The database may be open in RocksDB at the same time (a file a
 /// compaction deletes under the reader is an error naming it; run again).
+/// [`crate::RIBBON_ERR_ARGUMENT`] when the database has no column family of
+/// that name (the message lists those it has).
 ///
 /// # Safety
 /// `path` NULL or NUL-terminated; `column_family` NULL or NUL-terminated;

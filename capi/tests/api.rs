@@ -779,3 +779,25 @@ fn database_get_paths_and_live_keys() {
         ribbon_db_close(db);
     }
 }
+
+/// Issue 44: an unknown column family is the caller's mistake
+/// (`RIBBON_ERR_ARGUMENT`, not `_UNSUPPORTED`), and a file given as the
+/// database directory is named once ("X: X: not a database directory").
+#[test]
+fn db_open_errors_are_of_their_kind_and_name_the_path_once() {
+    let dir = root().join("sst/tests/fixtures-db/l0_only/db");
+    let cf = CString::new("no such family").unwrap();
+    let mut db = null_mut();
+    // SAFETY: valid path, column family and out-pointer.
+    let rc = unsafe { ribbon_db_open(cpath(&dir).as_ptr(), cf.as_ptr(), &mut db) };
+    assert_eq!(rc, RIBBON_ERR_ARGUMENT, "{}", last_error());
+    assert!(db.is_null());
+    assert!(last_error().contains("\"no such family\""), "{}", last_error());
+    let file = dir.join("CURRENT");
+    // SAFETY: valid path and out-pointer.
+    let rc = unsafe { ribbon_db_open(cpath(&file).as_ptr(), null(), &mut db) };
+    assert_eq!(rc, RIBBON_ERR_UNSUPPORTED, "{}", last_error());
+    let e = last_error();
+    assert!(e.contains("not a database directory"), "{e}");
+    assert_eq!(e.matches(file.to_str().unwrap()).count(), 1, "{e}");
+}

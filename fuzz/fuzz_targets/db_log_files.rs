@@ -7,13 +7,16 @@
 //! fragments, checksums), and as records (each a 2-byte little-endian
 //! length, then that many bytes) framed by `write_log` with valid
 //! checksums, so that mutations reach the `VersionEdit` and `WriteBatch`
-//! parsers behind the framing.
+//! parsers behind the framing. The same bytes are also read as a blob index
+//! (`ribbon_sst::db::blob::decode`) and as an OPTIONS file's text (its
+//! `num_levels`, `compaction_style`, `wal_recovery_mode`).
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use ribbon_sst::db::blob::{self, BlobRef};
 use ribbon_sst::db::log::write_log;
-use ribbon_sst::db::{Memtable, Version};
+use ribbon_sst::db::{Memtable, OptionsFile, Version};
 use std::path::Path;
 
 fn records(mut data: &[u8]) -> Vec<&[u8]> {
@@ -37,7 +40,19 @@ fn read(log: &[u8]) {
     }
 }
 
+fn other_parsers(data: &[u8]) {
+    if let BlobRef::File(n) = blob::decode(data) {
+        assert!(n > 0);
+    }
+    let text = String::from_utf8_lossy(data);
+    if let Ok(o) = OptionsFile::parse(&text, Path::new("OPTIONS-000001")) {
+        // RocksDB's sanitized num_levels is at least 1.
+        assert!(o.num_levels.values().all(|&n| n >= 1));
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    other_parsers(data);
     read(data);
     read(&write_log(&records(data)));
 });

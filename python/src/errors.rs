@@ -110,6 +110,7 @@ pub fn db_error(e: DbError) -> PyErr {
     match &e {
         DbError::Io { .. } => IoError::new_err(msg),
         DbError::Unsupported { .. } => UnsupportedError::new_err(msg),
+        DbError::Argument { .. } => pyo3::exceptions::PyValueError::new_err(msg),
         DbError::Sst { error, .. } => sst_error_as(error, msg),
         _ => CorruptionError::new_err(msg),
     }

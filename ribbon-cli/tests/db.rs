@@ -63,6 +63,55 @@ fn a_file_is_not_a_database_directory() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
+    // Issue 44: "X: X: not a database directory".
+    assert_eq!(err.matches(sst.to_str().unwrap()).count(), 1, "{err}");
+}
+
+#[test]
+fn a_manifest_adding_the_default_column_family_again_is_refused_in_one_line() {
+    // Issue 44: every default-family file vanished ("memtable:none").
+    use ribbon_sst::coding::put_varint64;
+    let mut first = Vec::new();
+    put_varint64(&mut first, 1);
+    put_varint64(&mut first, 26);
+    first.extend_from_slice(b"leveldb.BytewiseComparator");
+    for tag in [2, 3, 4] {
+        put_varint64(&mut first, tag);
+        put_varint64(&mut first, 1);
+    }
+    let mut again = Vec::new();
+    for v in [200, 0, 201, 7] {
+        put_varint64(&mut again, v);
+    }
+    again.extend_from_slice(b"default");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("CURRENT"), "MANIFEST-000003\n").unwrap();
+    let manifest = ribbon_sst::db::log::write_log(&[&first, &again]);
+    std::fs::write(tmp.path().join("MANIFEST-000003"), manifest).unwrap();
+    let keys = tmp.path().join("keys");
+    std::fs::write(&keys, "a\n").unwrap();
+    let out = db_query_in(tmp.path(), &keys);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.contains("column family 0") && err.contains("added while it exists"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+fn db_query_in(dir: &Path, keys: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args([
+            "db",
+            "query",
+            dir.to_str().unwrap(),
+            "--keys",
+            keys.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap()
 }
 
 #[test]

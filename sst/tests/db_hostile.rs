@@ -3,6 +3,9 @@
 //! bytes give an answer or a one-line error, never a panic, and a
 //! database whose files are damaged is refused rather than read wrong.
 
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
 use ribbon_sst::coding::put_varint64;
 use ribbon_sst::db::log::write_log;
 use ribbon_sst::db::{Db, Memtable, Version};
@@ -409,4 +412,392 @@ fn a_thousand_l0_entries_linking_one_sst_read_within_the_bound() {
     let mut n = 0;
     db.for_each_live_key(|_| n += 1).unwrap();
     assert_eq!(n, live);
+}
+
+/// A VersionEdit of column family `cf` with `tags` (each tag, then its
+/// varint or length-prefixed value: `None` for a tag without a value).
+fn cf_edit(cf: u64, add_name: Option<&[u8]>, drop: bool) -> Vec<u8> {
+    let mut e = Vec::new();
+    put_varint64(&mut e, 200);
+    put_varint64(&mut e, cf);
+    if let Some(name) = add_name {
+        put_varint64(&mut e, 201);
+        lp(&mut e, name);
+    }
+    if drop {
+        put_varint64(&mut e, 202);
+    }
+    e
+}
+
+#[test]
+fn a_manifest_adding_an_existing_column_family_is_refused() {
+    // Issue #44: adding column family 0 again emptied the default family
+    // ("memtable:none", the doctor: 0 files). RocksDB: "MANIFEST adding
+    // the same column family twice".
+    let log = write_log(&[
+        &comparator_edit(),
+        &new_file_edit(1, 9),
+        &cf_edit(0, Some(b"default"), false),
+    ]);
+    let e = Version::from_bytes(&log, 3, Path::new("M"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("column family 0") && e.contains("added while it exists"),
+        "{e}"
+    );
+    let tmp = db_dir(&log, &[]);
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("added while it exists") && !e.contains('\n'), "{e}");
+    // Under another name, and a family other than the default: the same.
+    let log = write_log(&[&comparator_edit(), &cf_edit(0, Some(b"again"), false)]);
+    assert!(Version::from_bytes(&log, 3, Path::new("M")).is_err());
+    let log = write_log(&[
+        &comparator_edit(),
+        &cf_edit(1, Some(b"a"), false),
+        &cf_edit(1, Some(b"a"), false),
+    ]);
+    assert!(Version::from_bytes(&log, 3, Path::new("M")).is_err());
+    // Dropped, then added again: what RocksDB accepts.
+    let log = write_log(&[
+        &comparator_edit(),
+        &cf_edit(1, Some(b"a"), false),
+        &cf_edit(1, None, true),
+        &cf_edit(1, Some(b"a"), false),
+    ]);
+    let v = Version::from_bytes(&log, 3, Path::new("M")).unwrap();
+    assert_eq!(v.column_families.len(), 2);
+}
+
+#[test]
+fn dropping_a_column_family_that_does_not_exist_is_refused() {
+    // Issue #44. RocksDB: "MANIFEST - dropping non-existing column family".
+    let log = write_log(&[&comparator_edit(), &cf_edit(5, None, true)]);
+    let e = Version::from_bytes(&log, 3, Path::new("M"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("column family 5 dropped") && e.contains("does not exist"),
+        "{e}"
+    );
+    let log = write_log(&[
+        &comparator_edit(),
+        &cf_edit(1, Some(b"a"), false),
+        &cf_edit(1, None, true),
+        &cf_edit(1, None, true),
+    ]);
+    let tmp = db_dir(&log, &[]);
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("does not exist") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn wal_batches_past_the_largest_sequence_number_are_corrupt_records() {
+    // Issue #44: a batch at a sequence past 2^56 - 1 whose Delete wrapped
+    // to 0 and lost to its Put. RocksDB reports the record as corrupt
+    // ("sequence N is too large"): under point-in-time recovery the replay
+    // stops there.
+    const MAX: u64 = (1 << 56) - 1;
+    let put_then_delete = |seq: u64| {
+        let mut b = batch_header(seq, 2);
+        record(&mut b, 1, None, b"k", Some(b"v"));
+        record(&mut b, 0, None, b"k", None);
+        b
+    };
+    let mut earlier = batch_header(10, 1);
+    record(&mut earlier, 1, None, b"e", Some(b"v"));
+    for seq in [u64::MAX, MAX + 1, MAX] {
+        let tmp = db_dir(&manifest(), &[(4, write_log(&[&earlier, &put_then_delete(seq)]))]);
+        let db = Db::open(tmp.path()).unwrap();
+        assert_eq!(db.memtable().get(b"k"), None, "{seq}");
+        assert!(db.memtable().get(b"e").is_some());
+        let (wal, why) = db.recovery().stopped_at.clone().unwrap();
+        assert_eq!(wal, 4);
+        assert!(why.contains("2^56 - 1"), "{why}");
+        // kAbsoluteConsistency refuses the database instead.
+        std::fs::write(
+            tmp.path().join("OPTIONS-000009"),
+            "[DBOptions]\n  wal_recovery_mode=kAbsoluteConsistency\n",
+        )
+        .unwrap();
+        let e = Db::open(tmp.path()).unwrap_err().to_string();
+        assert!(e.contains("2^56 - 1") && e.contains("000004.log"), "{e}");
+    }
+    // The largest sequence number itself is one RocksDB writes.
+    let mut b = batch_header(MAX, 1);
+    record(&mut b, 0, None, b"k", None);
+    let tmp = db_dir(&manifest(), &[(4, write_log(&[&b]))]);
+    let db = Db::open(tmp.path()).unwrap();
+    assert_eq!(
+        db.memtable().get(b"k"),
+        Some((MAX, ribbon_sst::db::EntryKind::Deletion))
+    );
+    assert!(db.recovery().stopped_at.is_none());
+}
+
+#[test]
+fn manifest_sequence_numbers_past_the_largest_are_refused() {
+    let mut last = Vec::new();
+    put_varint64(&mut last, 4);
+    put_varint64(&mut last, 1 << 56);
+    let log = write_log(&[&comparator_edit(), &last]);
+    let e = Version::from_bytes(&log, 3, Path::new("M"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("last sequence") && e.contains("2^56 - 1"), "{e}");
+    let mut add = Vec::new();
+    put_varint64(&mut add, 103);
+    put_varint64(&mut add, 1);
+    put_varint64(&mut add, 9);
+    put_varint64(&mut add, 4096);
+    lp(&mut add, &ikey(b"a", 1));
+    lp(&mut add, &ikey(b"z", 2));
+    put_varint64(&mut add, 1);
+    put_varint64(&mut add, u64::MAX);
+    put_varint64(&mut add, 1);
+    let log = write_log(&[&comparator_edit(), &add]);
+    let e = Version::from_bytes(&log, 3, Path::new("M"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("largest seqno"), "{e}");
+}
+
+#[test]
+fn levels_past_num_levels_are_refused_by_every_reader_of_the_manifest() {
+    // Issue #44: `db query` refused a file on L999, the doctor reported a
+    // healthy L999. The check is in the MANIFEST's reader, which both use.
+    let tmp = db_dir(&write_log(&[&comparator_edit(), &new_file_edit(999, 9)]), &[]);
+    let e = Version::read(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("level 999") && e.contains("7 levels"), "{e}");
+    let how = ribbon_sst::doctor::DoctorOptions::default();
+    let e = ribbon_sst::doctor::diagnose(tmp.path(), &how)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("level 999") && !e.contains('\n'), "{e}");
+    // Another column family's files are checked too (RocksDB checks every
+    // family), by that family's num_levels.
+    let mut other = cf_edit(1, None, false);
+    other.extend(new_file_edit(3, 10));
+    let log = write_log(&[&comparator_edit(), &cf_edit(1, Some(b"b"), false), &other]);
+    let tmp = db_dir(&log, &[]);
+    Db::open(tmp.path()).unwrap();
+    std::fs::write(
+        tmp.path().join("OPTIONS-000005"),
+        "[CFOptions \"default\"]\n  num_levels=3\n[CFOptions \"b\"]\n  num_levels=3\n",
+    )
+    .unwrap();
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("\"b\" has 3 levels"), "{e}");
+    // A file on such a level that a later edit deletes: what RocksDB accepts.
+    let mut del = Vec::new();
+    put_varint64(&mut del, 6);
+    put_varint64(&mut del, 999);
+    put_varint64(&mut del, 9);
+    let tmp = db_dir(
+        &write_log(&[&comparator_edit(), &new_file_edit(999, 9), &del]),
+        &[],
+    );
+    assert!(Version::read(tmp.path()).is_ok());
+    // num_levels as RocksDB sanitizes it: 0 is 2 under level compaction.
+    let tmp = db_dir(&write_log(&[&comparator_edit(), &new_file_edit(1, 9)]), &[]);
+    std::fs::write(
+        tmp.path().join("OPTIONS-000005"),
+        "[CFOptions \"default\"]\n  num_levels=0\n",
+    )
+    .unwrap();
+    assert!(Db::open(tmp.path()).is_ok());
+    std::fs::write(
+        tmp.path().join("OPTIONS-000006"),
+        "[CFOptions \"default\"]\n  num_levels=0\n  compaction_style=kCompactionStyleFIFO\n",
+    )
+    .unwrap();
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("1 levels"), "{e}");
+    // A num_levels that is not an int: RocksDB refuses the OPTIONS file.
+    std::fs::write(
+        tmp.path().join("OPTIONS-000007"),
+        "[CFOptions \"default\"]\n  num_levels=seven\n",
+    )
+    .unwrap();
+    let e = Db::open(tmp.path()).unwrap_err().to_string();
+    assert!(e.contains("num_levels=seven"), "{e}");
+}
+
+#[test]
+fn a_file_that_is_no_directory_is_named_once() {
+    // Issue #44: "X: X: not a database directory". Every surface puts the
+    // directory before the reader's errors; the reader does not repeat it.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("some-file");
+    std::fs::write(&file, "x").unwrap();
+    let e = Db::open(&file).unwrap_err().to_string();
+    assert!(e.starts_with("not a database directory"), "{e}");
+    assert!(!e.contains("some-file"), "{e}");
+}
+
+#[test]
+fn an_unknown_column_family_is_an_argument_error() {
+    // Issue #44: it was `Unsupported` (RIBBON_ERR_UNSUPPORTED in C).
+    let tmp = db_dir(&manifest(), &[]);
+    let e = Db::open_column_family(tmp.path(), "nope").unwrap_err();
+    assert!(matches!(e, ribbon_sst::db::DbError::Argument { .. }), "{e:?}");
+    let e = e.to_string();
+    assert!(e.contains("\"nope\"") && e.contains("default, other"), "{e}");
+}
+
+/// A MANIFEST listing `n` live files (issue 44's 48 MB MANIFEST of 10^6
+/// files): one VersionEdit each, on levels 1 to 6 in turn, keys of 10
+/// bytes that do not overlap within a level.
+fn many_files_manifest(n: u64) -> Vec<u8> {
+    let mut edits = vec![comparator_edit()];
+    for i in 0..n {
+        let mut add = Vec::with_capacity(64);
+        put_varint64(&mut add, 103);
+        put_varint64(&mut add, 1 + i % 6);
+        put_varint64(&mut add, 10 + i);
+        put_varint64(&mut add, 4096);
+        lp(&mut add, &ikey(format!("k{i:09}").as_bytes(), 1));
+        lp(&mut add, &ikey(format!("k{i:09}~").as_bytes(), 2));
+        put_varint64(&mut add, 1);
+        put_varint64(&mut add, 2);
+        put_varint64(&mut add, 1);
+        edits.push(add);
+    }
+    let refs: Vec<&[u8]> = edits.iter().map(Vec::as_slice).collect();
+    write_log(&refs)
+}
+
+/// Opens a database of `n` live files (none of them present: opening reads
+/// only the MANIFEST); returns the MANIFEST's size and the peak of the heap
+/// while `Db::open` ran.
+fn open_many_files(n: u64) -> (usize, usize) {
+    let manifest = many_files_manifest(n);
+    let tmp = db_dir(&manifest, &[]);
+    let (db, peak) = counting_alloc::peak_of(|| Db::open(tmp.path()).unwrap());
+    assert_eq!(db.files().count() as u64, n);
+    (manifest.len(), peak)
+}
+
+#[test]
+fn a_manifest_of_many_files_opens_in_memory_proportional_to_them() {
+    // Issue 44: a 48 MB MANIFEST of 10^6 files peaked at 1.1 GB in `db
+    // query` (each file's record held three times). The bound: the
+    // MANIFEST's bytes (read whole), then what each live file needs once
+    // (its record, its two keys, its path).
+    let n = 30_000;
+    let (len, peak) = open_many_files(n);
+    let per_file = (peak - len) as u64 / n;
+    assert!(
+        per_file <= 400,
+        "{peak} bytes at peak for {n} files ({len}-byte MANIFEST): {per_file} per file"
+    );
+}
+
+/// `RIBBON_MANIFEST_FILES=1000000 cargo test --release -p ribbon-sst --test
+/// db_hostile -- --ignored --nocapture measure_open` prints the peak (run
+/// it under `/usr/bin/time -v` for the resident set).
+#[test]
+#[ignore = "a measurement: run by hand"]
+fn measure_open_of_a_manifest_of_many_files() {
+    let n = std::env::var("RIBBON_MANIFEST_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let (len, peak) = open_many_files(n);
+    println!("{n} files, MANIFEST {len} bytes: heap peak {peak} bytes during Db::open");
+    // RIBBON_MANIFEST_DIR=DIR: the database is also written there (for
+    // `ribbon db query DIR` under `/usr/bin/time -v`).
+    if let Some(dir) = std::env::var_os("RIBBON_MANIFEST_DIR") {
+        let dir = Path::new(&dir);
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("CURRENT"), "MANIFEST-000003\n").unwrap();
+        std::fs::write(dir.join("MANIFEST-000003"), many_files_manifest(n)).unwrap();
+    }
+}
+
+/// A WriteBatch of one blob index (`kTypeBlobIndex`) of `key` in blob file
+/// `file`.
+fn blob_index_batch(seq: u64, key: &[u8], file: u64) -> Vec<u8> {
+    let mut index = vec![1u8];
+    for v in [file, 0, 42] {
+        put_varint64(&mut index, v);
+    }
+    index.push(0);
+    let mut b = batch_header(seq, 1);
+    record(&mut b, 0x11, None, key, Some(&index));
+    b
+}
+
+fn blob_file_edit(number: u64) -> Vec<u8> {
+    let mut add = Vec::new();
+    put_varint64(&mut add, 400);
+    for v in [number, 1, 100] {
+        put_varint64(&mut add, v);
+    }
+    lp(&mut add, b"");
+    lp(&mut add, b"");
+    put_varint64(&mut add, 0);
+    add
+}
+
+#[test]
+fn a_get_ending_at_a_blob_index_refuses_a_missing_blob_file() {
+    // Issue 44: a blob index whose blob file is missing answered "found".
+    // RocksDB's Get: "Invalid blob file number" (corruption) for a blob file
+    // the MANIFEST does not list, an IO error for one that is gone.
+    use ribbon_sst::db::get::FileCache;
+    let wal = write_log(&[&blob_index_batch(10, b"k", 77)]);
+    let unlisted = db_dir(&write_log(&[&comparator_edit()]), &[(4, wal.clone())]);
+    let db = Db::open(unlisted.path()).unwrap();
+    let e = db
+        .get_paths(&[b"k"], &mut FileCache::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("000077.blob") && e.contains("does not list"), "{e}");
+    assert!(!e.contains('\n'));
+    // A key without a blob index is answered as before.
+    assert!(!db.get_paths(&[b"other"], &mut FileCache::new()).unwrap()[0].found);
+    // Listed, but not there.
+    let listed = db_dir(
+        &write_log(&[&comparator_edit(), &blob_file_edit(77)]),
+        &[(4, wal)],
+    );
+    let db = Db::open(listed.path()).unwrap();
+    let e = db
+        .get_paths(&[b"k"], &mut FileCache::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("000077.blob") && e.contains("RocksDB's Get fails"),
+        "{e}"
+    );
+    // There: found.
+    std::fs::write(listed.path().join("000077.blob"), b"blob").unwrap();
+    assert!(db.get_paths(&[b"k"], &mut FileCache::new()).unwrap()[0].found);
+}
+
+#[test]
+fn blob_files_removed_from_a_real_database_are_refused_by_get() {
+    // The same on blob indexes RocksDB 9.8 wrote to an SST file.
+    use ribbon_sst::db::get::FileCache;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures-db/blob_files/db");
+    let tmp = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), tmp.path().join(entry.file_name())).unwrap();
+    }
+    let db = Db::open(tmp.path()).unwrap();
+    let mut keys = Vec::new();
+    db.for_each_live_key(|k| keys.push(k.to_vec())).unwrap();
+    let paths = db.get_paths(&keys, &mut FileCache::new()).unwrap();
+    assert!(paths.iter().all(|p| p.found));
+    for blob in ["000010.blob", "000013.blob"] {
+        std::fs::remove_file(tmp.path().join(blob)).unwrap();
+        let Err(e) = db.get_paths(&keys, &mut FileCache::new()) else {
+            panic!("without {blob}, every key was answered");
+        };
+        let e = e.to_string();
+        assert!(e.contains(".blob") && e.contains("RocksDB's Get fails"), "{e}");
+    }
 }

@@ -34,6 +34,8 @@ pub(crate) struct Entry<'a> {
     /// Its user key against the previous one of the walk, bytewise
     /// (previous.cmp(this)); `None` for the walk's first key.
     pub(crate) order: Option<Ordering>,
+    /// Its value.
+    pub(crate) value: &'a [u8],
     offset: u64,
     index: u64,
 }
@@ -153,6 +155,7 @@ impl KeyWalk {
             f(&Entry {
                 ikey: &self.buf[..new_len],
                 order,
+                value: &data[key_end..next],
                 offset: h.offset,
                 index,
             })?;
@@ -197,6 +200,7 @@ impl KeyWalk {
             f(&Entry {
                 ikey: &self.buf[..self.len],
                 order,
+                value: it.value(),
                 offset: h.offset,
                 index,
             })?;

@@ -28,6 +28,14 @@ pub enum DbError {
         /// What, and what to do about it.
         what: String,
     },
+    /// The caller asked for something the database does not have (a column
+    /// family it does not hold): the request is wrong, not the database.
+    /// The C library reports it as `RIBBON_ERR_ARGUMENT`, Python as
+    /// `ValueError`.
+    Argument {
+        /// What, and what the database has instead.
+        what: String,
+    },
     /// An SST file of the database could not be read.
     Sst {
         /// The file.
@@ -49,6 +57,10 @@ impl DbError {
         DbError::Unsupported { what: what.into() }
     }
 
+    pub(crate) fn argument(what: impl Into<String>) -> Self {
+        DbError::Argument { what: what.into() }
+    }
+
     pub(crate) fn io(path: &std::path::Path, e: &std::io::Error) -> Self {
         DbError::Io {
             path: path.display().to_string(),
@@ -62,7 +74,7 @@ impl fmt::Display for DbError {
         let text = match self {
             DbError::Io { path, message } => format!("cannot read {path}: {message}"),
             DbError::Corrupt { file, what } => format!("{file}: corrupt: {what}"),
-            DbError::Unsupported { what } => what.clone(),
+            DbError::Unsupported { what } | DbError::Argument { what } => what.clone(),
             DbError::Sst { file, error } => format!("{file}: {error}"),
         };
         f.write_str(&text.replace(['\n', '\r'], " "))

@@ -12,7 +12,9 @@
 //! block_based_table_reader.cc` (the filter: "no" ends the file) and
 //! `table/get_context.cc` (`SaveValue`: a value or deletion ends the
 //! lookup, merge operands go on to older entries and files; an entry under
-//! a newer range tombstone is a deletion).
+//! a newer range tombstone is a deletion). A value the lookup ends at (or
+//! merges onto) that is a blob index is checked as `Version::GetBlob` would
+//! fail on it ([`super::blob`]).
 //!
 //! Every `Get` path is a subsequence of [`Db::files`] (L0 newest first,
 //! then each level in key order), so a batch of keys is answered file by
@@ -21,6 +23,7 @@
 //! index, then the data blocks that may hold them) only for the keys its
 //! filter may hold. Memory: the batch's paths, plus the open files.
 
+use super::blob::{self, BlobRef};
 use super::data_keys::KeyWalk;
 use super::error::DbError;
 use super::merge::entry_kind;
@@ -35,7 +38,7 @@ use crate::handle::BlockHandle;
 use crate::key::{self, Comparator};
 use crate::table::SstFile;
 use core::cmp::Ordering;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// At most this many files are kept open between batches.
 pub const MAX_OPEN_FILES: usize = 256;
@@ -191,6 +194,8 @@ pub struct FileCache {
     open: HashMap<usize, OpenFile>,
     blocks: BlockCache,
     memtable_tombstones: Option<Tombstones>,
+    /// The blob files found where a blob index said.
+    blobs_checked: HashSet<u64>,
 }
 
 impl core::fmt::Debug for FileCache {
@@ -207,6 +212,41 @@ impl FileCache {
 }
 
 impl Db {
+    /// Refuses what `Get` would fail on when it reads the value `blob`
+    /// refers to (`what` names where the blob index is): a blob index
+    /// RocksDB refuses, a blob file the MANIFEST does not list ("Invalid
+    /// blob file number"), a listed blob file that is not there. `checked`
+    /// holds the blob files already found.
+    fn check_blob(&self, blob: BlobRef, what: &str, checked: &mut HashSet<u64>) -> Result<(), DbError> {
+        let number = match blob {
+            BlobRef::None | BlobRef::SameFile => return Ok(()),
+            BlobRef::Bad(why) => return Err(DbError::corrupt(what, format!("{why}: RocksDB's Get fails"))),
+            BlobRef::File(n) if checked.contains(&n) => return Ok(()),
+            BlobRef::File(n) => n,
+        };
+        if !self.column_family().blob_files.contains(&number) {
+            return Err(DbError::corrupt(
+                what,
+                format!(
+                    "a blob index refers to blob file {number:06}.blob, which the MANIFEST does not list (RocksDB's Get fails: \"Invalid blob file number\")"
+                ),
+            ));
+        }
+        let path = self.blob_dir.join(format!("{number:06}.blob"));
+        super::check_regular_file(&path).map_err(|e| DbError::Io {
+            path: path.display().to_string(),
+            message: format!(
+                "{} (the MANIFEST lists it and a blob index of {what} refers to it: RocksDB's Get fails)",
+                match &e {
+                    DbError::Io { message, .. } => message.clone(),
+                    other => other.to_string(),
+                }
+            ),
+        })?;
+        checked.insert(number);
+        Ok(())
+    }
+
     /// The indices in [`Db::files`] of [`Db::candidate_files`].
     pub fn candidate_indices(&self, user_key: &[u8]) -> Vec<usize> {
         let offsets = self.level_offsets();
@@ -271,7 +311,14 @@ impl Db {
                     Some(e) if covering > e.seq => (MemtableAnswer::RangeDeleted, true),
                     Some(e) => (
                         match e.kind {
-                            EntryKind::Value => MemtableAnswer::Value,
+                            EntryKind::Value => {
+                                self.check_blob(
+                                    e.blob,
+                                    "an unflushed write (WAL)",
+                                    &mut cache.blobs_checked,
+                                )?;
+                                MemtableAnswer::Value
+                            }
                             EntryKind::Deletion => MemtableAnswer::Deleted,
                             EntryKind::Merge => MemtableAnswer::Merge,
                         },
@@ -316,7 +363,7 @@ impl Db {
         let mut positive: Vec<usize> = Vec::new();
         let mut answers: Vec<FileAnswer> = Vec::new();
         // The entries each asked key's lookup found: `spans[i]` in `found_entries`.
-        let mut found_entries: Vec<(u64, EntryKind)> = Vec::new();
+        let mut found_entries: Vec<(u64, EntryKind, BlobRef)> = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::new();
         // Files in order (L0 newest first, then level by level), each
         // file's keys in the batch's order: every key asks its files in
@@ -385,14 +432,14 @@ impl Db {
                 answers[i] = match entries.first() {
                     None => FileAnswer::Absent,
                     // Merge operands over a value or deletion read as a value.
-                    Some(&(_, EntryKind::Merge)) => {
+                    Some(&(_, EntryKind::Merge, _)) => {
                         FileAnswer::Found(if entries.iter().any(|e| e.1 != EntryKind::Merge) {
                             EntryKind::Value
                         } else {
                             EntryKind::Merge
                         })
                     }
-                    Some(&(_, kind)) => FileAnswer::Found(kind),
+                    Some(&(_, kind, _)) => FileAnswer::Found(kind),
                 };
             }
             let no_tombstones = file.tombstones.is_empty();
@@ -414,8 +461,12 @@ impl Db {
                 // SaveValue over the file's entries, newest first.
                 let mut ended = None;
                 let (from, to) = spans[i];
-                for &(seq, kind) in &found_entries[from..to] {
+                for &(seq, kind, blob) in &found_entries[from..to] {
                     let kind = if *max_cov > seq { EntryKind::Deletion } else { kind };
+                    if kind == EntryKind::Value {
+                        // `Get` reads the value it ends at (or merges onto).
+                        self.check_blob(blob, &name, &mut cache.blobs_checked)?;
+                    }
                     match kind {
                         EntryKind::Value => ended = Some(true),
                         EntryKind::Deletion => ended = Some(*st == State::Merge),
@@ -509,14 +560,25 @@ impl Probe<'_> {
     /// [`Seek::Done`] when the lookup is over, [`Seek::NextBlock`] when it
     /// goes on (to the next entry, then the next block).
     #[inline]
-    fn take(&self, user: &[u8], footer: u64, out: &mut Vec<(u64, EntryKind)>) -> Result<Seek, DbError> {
+    fn take(
+        &self,
+        user: &[u8],
+        footer: u64,
+        value: &[u8],
+        out: &mut Vec<(u64, EntryKind, BlobRef)>,
+    ) -> Result<Seek, DbError> {
         match compare_user(self.c, user, self.user_key) {
             Some(Ordering::Less) => return Ok(Seek::NextBlock),
             Some(Ordering::Equal) => {}
             _ => return Ok(Seek::Done),
         }
         let kind = entry_kind((footer & 0xff) as u8).map_err(|w| DbError::corrupt(self.name, w))?;
-        out.push((self.global_seqno.unwrap_or(footer >> 8), kind));
+        let blob = if (footer & 0xff) as u8 == blob::BLOB_INDEX_TYPE {
+            blob::decode(value)
+        } else {
+            BlobRef::None
+        };
+        out.push((self.global_seqno.unwrap_or(footer >> 8), kind, blob));
         Ok(if kind == EntryKind::Merge {
             Seek::NextBlock
         } else {
@@ -565,7 +627,7 @@ fn seek_block(
     layout: Layout,
     h: BlockHandle,
     p: Probe<'_>,
-    out: &mut Vec<(u64, EntryKind)>,
+    out: &mut Vec<(u64, EntryKind, BlobRef)>,
 ) -> Result<Seek, DbError> {
     let Probe {
         user_key, c, name, ..
@@ -635,7 +697,7 @@ fn seek_block(
             return Err(corrupt("a key shorter than an internal key"));
         }
         let (user, footer) = key::split_internal(&buf);
-        if p.take(user, footer, out)? == Seek::Done {
+        if p.take(user, footer, &data[key_end..pos], out)? == Seek::Done {
             return Ok(Seek::Done);
         }
     }
@@ -649,7 +711,7 @@ fn walk_block(
     contents: &[u8],
     h: BlockHandle,
     p: Probe<'_>,
-    out: &mut Vec<(u64, EntryKind)>,
+    out: &mut Vec<(u64, EntryKind, BlobRef)>,
 ) -> Result<Seek, DbError> {
     let mut seek = Seek::NextBlock;
     let mut bad_kind = None;
@@ -659,7 +721,7 @@ fn walk_block(
                 return Ok(());
             }
             let (user, footer) = e.split();
-            seek = p.take(user, footer, out).unwrap_or_else(|error| {
+            seek = p.take(user, footer, e.value, out).unwrap_or_else(|error| {
                 bad_kind = Some(error);
                 Seek::Done
             });
@@ -688,7 +750,7 @@ impl OpenFile {
         c: Comparator,
         blocks: &mut BlockCache,
         name: &str,
-        out: &mut Vec<(u64, EntryKind)>,
+        out: &mut Vec<(u64, EntryKind, BlobRef)>,
     ) -> Result<(), DbError> {
         if self.index.is_none() {
             let mut index = Vec::new();
@@ -809,7 +871,7 @@ mod tests {
                         continue;
                     }
                     let kind = entry_kind((footer & 0xff) as u8).unwrap();
-                    want.push((footer >> 8, kind));
+                    want.push((footer >> 8, kind, BlobRef::None));
                     done = kind != EntryKind::Merge;
                 }
                 let want_seek = if done || probe > "d" {

@@ -80,6 +80,8 @@ pub struct LogReader<'a> {
     pos: usize,
     log_number: u64,
     end: Option<LogEnd>,
+    /// Where the last record returned starts (its first fragment).
+    record_start: usize,
 }
 
 enum Physical<'a> {
@@ -96,7 +98,14 @@ impl<'a> LogReader<'a> {
             pos: 0,
             log_number,
             end: None,
+            record_start: 0,
         }
+    }
+
+    /// Where the record [`LogReader::next_record`] returned last starts
+    /// (the offset of its first fragment's header).
+    pub fn record_offset(&self) -> usize {
+        self.record_start
     }
 
     /// Why the reader stopped (after [`LogReader::next_record`] returned
@@ -162,6 +171,9 @@ impl<'a> LogReader<'a> {
         let mut assembling: Option<(usize, Vec<u8>)> = None;
         loop {
             let start = self.pos;
+            if assembling.is_none() {
+                self.record_start = start;
+            }
             let (kind, payload) = match self.physical() {
                 Physical::Record(k, p) => (k, p),
                 Physical::End(end) => {

@@ -8,12 +8,17 @@
 //! records skipped over) and `db/version_edit_handler.cc` (edits inside an
 //! atomic group apply together; an incomplete group at the end of the
 //! MANIFEST is ignored; a file added twice or deleted without being live is
-//! corruption). `CURRENT` names the MANIFEST (`db/filename.cc`).
+//! corruption, and so is a column family added while it exists — the
+//! default one, id 0, exists from the start — or dropped while it does
+//! not; a file left on a level past `num_levels` is refused at the end,
+//! [`Version::check_num_levels`]). Sequence numbers past RocksDB's largest
+//! (2^56 - 1) are refused. `CURRENT` names the MANIFEST (`db/filename.cc`).
 
 use super::error::DbError;
 use super::log::{LogEnd, LogReader, Record};
+use super::options::OptionsFile;
 use crate::coding::Reader;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The most levels a MANIFEST may place files on (RocksDB's `num_levels` is
@@ -57,6 +62,9 @@ pub struct ColumnFamily {
     pub log_number: u64,
     /// Its live files by file number.
     pub files: BTreeMap<u64, FileMeta>,
+    /// The numbers of its blob files (`NNNNNN.blob`) the MANIFEST added
+    /// (`kBlobFileAddition`): the files a blob index may refer to.
+    pub blob_files: BTreeSet<u64>,
 }
 
 /// The state a MANIFEST describes.
@@ -105,6 +113,7 @@ struct Edit {
     deleted: Vec<(u32, u64)>,
     added: Vec<FileMeta>,
     cf_add: Option<String>,
+    blob_files_added: Vec<u64>,
     cf_drop: bool,
     atomic_group_remaining: Option<u32>,
 }
@@ -119,6 +128,18 @@ fn level(r: &mut Reader<'_>) -> Result<u32, String> {
         return Err(format!("level {l} out of range"));
     }
     Ok(l)
+}
+
+/// A sequence number: at most RocksDB's largest, 2^56 - 1 (a larger one
+/// fits no internal key; RocksDB writes none).
+fn seqno(r: &mut Reader<'_>, what: &str) -> Result<u64, String> {
+    let s = take(r.varint64(), what)?;
+    if s > crate::key::MAX_SEQUENCE_NUMBER {
+        return Err(format!(
+            "{what} {s} is past RocksDB's largest sequence number (2^56 - 1)"
+        ));
+    }
+    Ok(s)
 }
 
 fn internal_key(r: &mut Reader<'_>, what: &str) -> Result<Vec<u8>, String> {
@@ -167,10 +188,7 @@ fn new_file(r: &mut Reader<'_>, tag: u32) -> Result<FileMeta, String> {
     let (smallest_seqno, largest_seqno) = if tag == 7 {
         (0, crate::key::MAX_SEQUENCE_NUMBER)
     } else {
-        (
-            take(r.varint64(), "smallest seqno")?,
-            take(r.varint64(), "largest seqno")?,
-        )
+        (seqno(r, "smallest seqno")?, seqno(r, "largest seqno")?)
     };
     let f = FileMeta {
         level,
@@ -233,7 +251,7 @@ fn decode_edit(data: &[u8]) -> Result<Edit, String> {
             9 | 10 => {
                 take(r.varint64(), "number")?;
             }
-            4 => e.last_sequence = Some(take(r.varint64(), "last sequence")?),
+            4 => e.last_sequence = Some(seqno(&mut r, "last sequence")?),
             // kCompactCursor
             5 => {
                 level(&mut r)?;
@@ -259,7 +277,8 @@ fn decode_edit(data: &[u8]) -> Result<Edit, String> {
             300 => e.atomic_group_remaining = Some(take(r.varint32(), "atomic group")?),
             // kBlobFileAddition (and its deprecated tag)
             400 | 8194 => {
-                for what in ["blob file number", "blob count", "blob bytes"] {
+                e.blob_files_added.push(take(r.varint64(), "blob file number")?);
+                for what in ["blob count", "blob bytes"] {
                     take(r.varint64(), what)?;
                 }
                 take(r.length_prefixed(), "blob checksum method")?;
@@ -302,9 +321,44 @@ fn decode_edit(data: &[u8]) -> Result<Edit, String> {
 }
 
 impl Version {
-    /// Reads the MANIFEST `CURRENT` names in `dir`.
+    /// Reads the MANIFEST `CURRENT` names in `dir`, checked against the
+    /// newest OPTIONS file's `num_levels` ([`Version::check_num_levels`]).
     pub fn read(dir: &Path) -> Result<Self, DbError> {
-        Self::read_manifest(&current_manifest(dir)?)
+        let v = Self::read_manifest(&current_manifest(dir)?)?;
+        v.check_num_levels(&OptionsFile::read(dir)?)?;
+        Ok(v)
+    }
+
+    /// Refuses a live file on a level at or past its column family's
+    /// `num_levels` (the OPTIONS file's, else RocksDB's default of 7), as
+    /// RocksDB's `VersionBuilder::CheckConsistencyForNumLevels` does at
+    /// the end of the replay ("db has more levels than
+    /// options.num_levels"): a file on such a level that a later edit
+    /// deleted is no error, and every column family is checked, not only
+    /// the one read. The one check of levels, for every reader of the
+    /// MANIFEST ([`super::Db::open`], `doctor`).
+    pub fn check_num_levels(&self, options: &OptionsFile) -> Result<(), DbError> {
+        for cf in self.column_families.values() {
+            let num_levels = options.num_levels_of(&cf.name);
+            let Some(f) = cf.files.values().find(|f| f.level >= num_levels) else {
+                continue;
+            };
+            return Err(DbError::corrupt(
+                &self.manifest.display().to_string(),
+                format!(
+                    "file {} is on level {}, but column family {:?} has {num_levels} levels{}: RocksDB refuses the database",
+                    f.number,
+                    f.level,
+                    cf.name,
+                    if options.path.is_some() {
+                        ""
+                    } else {
+                        " (RocksDB's default; no OPTIONS file)"
+                    }
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Reads the MANIFEST at `path` (whole: memory and time linear in its
@@ -338,6 +392,7 @@ impl Version {
                 comparator: None,
                 log_number: 0,
                 files: BTreeMap::new(),
+                blob_files: BTreeSet::new(),
             },
         );
         let mut reader = LogReader::new(data, number);
@@ -360,7 +415,7 @@ impl Version {
                     group.push(edit);
                     if remaining == 0 {
                         for e in group.drain(..) {
-                            v.apply(e).map_err(|w| DbError::corrupt(&shown, w))?;
+                            v.apply_bounded(e, &shown)?;
                         }
                     }
                 }
@@ -370,7 +425,7 @@ impl Version {
                         "an atomic group is interrupted by another edit",
                     ));
                 }
-                None => v.apply(edit).map_err(|w| DbError::corrupt(&shown, w))?,
+                None => v.apply_bounded(edit, &shown)?,
             }
         }
         let end = reader.end().cloned().unwrap_or(LogEnd::Clean);
@@ -406,10 +461,31 @@ impl Version {
         Ok(v)
     }
 
+    /// [`Version::apply`], then the bound on live files: refused while
+    /// replaying, so memory stays within it.
+    fn apply_bounded(&mut self, e: Edit, shown: &str) -> Result<(), DbError> {
+        let id = e.column_family;
+        self.apply(e).map_err(|w| DbError::corrupt(shown, w))?;
+        match self.column_families.get(&id) {
+            Some(cf) if cf.files.len() > super::MAX_LIVE_FILES => Err(DbError::unsupported(format!(
+                "{shown}: column family {:?} has more than {} live files, the reader's bound",
+                cf.name,
+                super::MAX_LIVE_FILES
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn apply(&mut self, e: Edit) -> Result<(), String> {
         if let Some(name) = e.cf_add {
-            if self.column_families.contains_key(&e.column_family) && e.column_family != 0 {
-                return Err(format!("column family {} added twice", e.column_family));
+            // VersionEditHandler::OnColumnFamilyAdd: "MANIFEST adding the
+            // same column family twice" (the default family, id 0, exists
+            // before the first edit and is never added).
+            if let Some(live) = self.column_families.get(&e.column_family) {
+                return Err(format!(
+                    "column family {} ({name:?}) added while it exists (as {:?}); RocksDB refuses the MANIFEST",
+                    e.column_family, live.name
+                ));
             }
             self.column_families.insert(
                 e.column_family,
@@ -419,11 +495,19 @@ impl Version {
                     comparator: None,
                     log_number: 0,
                     files: BTreeMap::new(),
+                    blob_files: BTreeSet::new(),
                 },
             );
         }
         if e.cf_drop {
-            self.column_families.remove(&e.column_family);
+            // VersionEditHandler::OnColumnFamilyDrop: "MANIFEST - dropping
+            // non-existing column family".
+            if self.column_families.remove(&e.column_family).is_none() {
+                return Err(format!(
+                    "column family {} dropped, but it does not exist; RocksDB refuses the MANIFEST",
+                    e.column_family
+                ));
+            }
             return Ok(());
         }
         if let Some(s) = e.last_sequence {
@@ -455,6 +539,7 @@ impl Version {
             }
             cf.files.insert(f.number, f);
         }
+        cf.blob_files.extend(e.blob_files_added);
         Ok(())
     }
 

@@ -50,7 +50,14 @@
 //! `num_levels` are refused. SST files are read through [`crate::SstFile`]
 //! with its budgets, one data block per source at a time ([`merge`]).
 //! Errors are one line ([`DbError`]), never a panic.
+//!
+//! **Blob files.** A `Get` that ends at a blob index ([`blob`]) checks,
+//! as RocksDB's `Version::GetBlob` would fail, that the MANIFEST lists its
+//! blob file and that the file is there (in the first of
+//! [`OpenOptions::db_paths`], else the DB directory); the blob is not
+//! read.
 
+pub mod blob;
 mod blocks;
 mod data_keys;
 pub mod error;
@@ -191,6 +198,10 @@ pub struct Db {
     memtable: Memtable,
     options: OptionsFile,
     recovery: Recovery,
+    /// Where the blob files are: the first of `db_paths` (or `cf_paths`)
+    /// given, else the DB directory (RocksDB's `BlobFileName` of
+    /// `cf_paths.front()`).
+    blob_dir: PathBuf,
 }
 
 impl Db {
@@ -210,24 +221,35 @@ impl Db {
         let dir = dir.as_ref();
         let meta = std::fs::metadata(dir).map_err(|e| DbError::io(dir, &e))?;
         if !meta.is_dir() {
-            return Err(DbError::unsupported(format!(
-                "{}: not a database directory (for one SST file use `ribbon sst`)",
-                dir.display()
-            )));
+            // The directory is not named: every caller names it (the CLI
+            // and the C library put it before every error of opening).
+            return Err(DbError::unsupported(
+                "not a database directory (for one SST file use `ribbon sst`)",
+            ));
         }
-        let version = Version::read(dir)?;
+        let mut version = Version::read_manifest(&manifest::current_manifest(dir)?)?;
         let options = OptionsFile::read(dir)?;
-        let cf = version.column_family(name).cloned().ok_or_else(|| {
+        version.check_num_levels(&options)?;
+        let cf_id = version.column_family(name).map(|c| c.id).ok_or_else(|| {
             let names: Vec<&str> = version
                 .column_families
                 .values()
                 .map(|c| c.name.as_str())
                 .collect();
-            DbError::unsupported(format!(
+            DbError::argument(format!(
                 "no column family {name:?} (the database has {})",
                 names.join(", ")
             ))
         })?;
+        // The column family's files move into `levels`: each live file's
+        // record is held once (a MANIFEST of 10^6 files held three copies).
+        let (cf, files) = match version.column_families.get_mut(&cf_id) {
+            Some(c) => {
+                let files = std::mem::take(&mut c.files);
+                (c.clone(), files)
+            }
+            None => return Err(DbError::argument(format!("no column family {name:?}"))),
+        };
         let comparator = Comparator::from_name(cf.comparator.as_deref());
         if !comparator.is_known() || comparator.timestamp_size != 0 {
             return Err(DbError::unsupported(format!(
@@ -236,34 +258,18 @@ impl Db {
             )));
         }
         let manifest_name = version.manifest.display().to_string();
-        let num_levels = options
-            .num_levels
-            .get(name)
-            .copied()
-            .unwrap_or(DEFAULT_NUM_LEVELS);
-        if cf.files.len() > MAX_LIVE_FILES {
-            return Err(DbError::unsupported(format!(
-                "{manifest_name}: {} live files, more than the reader's bound of {MAX_LIVE_FILES}",
-                cf.files.len()
-            )));
-        }
-        let mut levels: Vec<Vec<LiveFile>> = Vec::new();
-        for f in cf.files.values() {
-            if f.level >= num_levels {
-                return Err(DbError::corrupt(
-                    &manifest_name,
-                    format!(
-                        "file {} is on level {}, but column family {name:?} has {num_levels} levels{}",
-                        f.number,
-                        f.level,
-                        if options.path.is_some() {
-                            ""
-                        } else {
-                            " (RocksDB's default; no OPTIONS file)"
-                        }
-                    ),
-                ));
+        let mut per_level: Vec<usize> = Vec::new();
+        for f in files.values() {
+            let level = f.level as usize;
+            if per_level.len() <= level {
+                per_level.resize(level + 1, 0);
             }
+            per_level[level] += 1;
+        }
+        let mut levels: Vec<Vec<LiveFile>> = per_level.iter().map(|&n| Vec::with_capacity(n)).collect();
+        // Each record leaves the map as it is placed (the map's nodes are
+        // freed as it is walked).
+        for f in files.into_values() {
             if comparator.compare_internal(&f.smallest, &f.largest) == Some(Ordering::Greater) {
                 return Err(DbError::corrupt(
                     &manifest_name,
@@ -274,15 +280,11 @@ impl Db {
                     ),
                 ));
             }
-            let path = file_dir(dir, f, how)?;
-            let level = f.level as usize;
-            if levels.len() <= level {
-                levels.resize(level + 1, Vec::new());
-            }
-            levels[level].push(LiveFile {
+            let path = sst_path(&file_dir(dir, &f, how)?, f.number);
+            levels[f.level as usize].push(LiveFile {
                 level: f.level,
-                meta: f.clone(),
-                path: sst_path(&path, f.number),
+                meta: f,
+                path,
             });
         }
         if let Some(l0) = levels.first_mut() {
@@ -361,6 +363,7 @@ impl Db {
             memtable,
             options,
             recovery,
+            blob_dir: how.db_paths.first().cloned().unwrap_or_else(|| dir.to_path_buf()),
         })
     }
 
@@ -369,7 +372,9 @@ impl Db {
         &self.dir
     }
 
-    /// What the MANIFEST says.
+    /// What the MANIFEST says, but for the files of the column family read:
+    /// those are in [`Db::levels`] (each live file's record is held once),
+    /// and its entry here lists none.
     pub fn version(&self) -> &Version {
         &self.version
     }
@@ -384,7 +389,8 @@ impl Db {
         &self.recovery
     }
 
-    /// The column family read.
+    /// The column family read: its id, name, comparator and log number (its
+    /// `files` are empty: the live files are [`Db::levels`]).
     pub fn column_family(&self) -> &ColumnFamily {
         &self.column_family
     }

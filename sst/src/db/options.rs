@@ -63,11 +63,64 @@ pub struct OptionsFile {
     pub wal_dir: Option<PathBuf>,
     /// `wal_recovery_mode`.
     pub wal_recovery_mode: WalRecoveryMode,
-    /// `num_levels` of each column family, by name.
+    /// `num_levels` of each column family, by name, as RocksDB sanitizes
+    /// it (`SanitizeCfOptions` in `db/column_family.cc`: at least 1, at
+    /// least 2 under level compaction, at least 3 under universal
+    /// compaction with ingest-behind); see [`OptionsFile::num_levels_of`].
     pub num_levels: BTreeMap<String, u32>,
 }
 
+/// What one `[CFOptions "NAME"]` section says about its number of levels.
+#[derive(Debug, Clone, Copy, Default)]
+struct LevelOptions {
+    num_levels: Option<i32>,
+    /// `compaction_style` (absent: `kCompactionStyleLevel`, the default).
+    style: Option<CompactionStyle>,
+    ingest_behind: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CompactionStyle {
+    Level,
+    Universal,
+    Other,
+}
+
+/// `num_levels=VALUE` as RocksDB's options parser reads an `int`: decimal,
+/// optionally signed, within `i32` (RocksDB writes nothing else).
+pub(crate) fn parse_num_levels(value: &str) -> Option<i32> {
+    let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    value.parse::<i32>().ok()
+}
+
+impl LevelOptions {
+    /// `num_levels` as `SanitizeCfOptions` leaves it (absent: RocksDB's
+    /// default, [`super::DEFAULT_NUM_LEVELS`]).
+    fn sanitized(self) -> u32 {
+        let mut n = self.num_levels.unwrap_or(super::DEFAULT_NUM_LEVELS as i32).max(1);
+        match self.style.unwrap_or(CompactionStyle::Level) {
+            CompactionStyle::Level => n = n.max(2),
+            CompactionStyle::Universal if self.ingest_behind => n = n.max(3),
+            _ => {}
+        }
+        n.unsigned_abs()
+    }
+}
+
 impl OptionsFile {
+    /// The number of levels of column family `name`: the OPTIONS file's
+    /// (sanitized), else RocksDB's default
+    /// [`DEFAULT_NUM_LEVELS`](super::DEFAULT_NUM_LEVELS).
+    pub fn num_levels_of(&self, name: &str) -> u32 {
+        self.num_levels
+            .get(name)
+            .copied()
+            .unwrap_or(super::DEFAULT_NUM_LEVELS)
+    }
+
     /// Reads the newest `OPTIONS-NNNNNN` in `dir` (none: the defaults).
     pub fn read(dir: &Path) -> Result<Self, DbError> {
         let Some(path) = Self::newest(dir)? else {
@@ -106,9 +159,13 @@ impl OptionsFile {
             path: Some(path.to_path_buf()),
             ..Self::default()
         };
+        let shown = path.display().to_string();
+        let mut ingest_behind = false;
+        let mut levels: BTreeMap<&str, LevelOptions> = BTreeMap::new();
         for (section, name, value) in entries(text) {
             if section == "[DBOptions]" {
                 match name {
+                    "allow_ingest_behind" => ingest_behind = value == "true",
                     "wal_dir" if !value.is_empty() => out.wal_dir = Some(PathBuf::from(value)),
                     "wal_recovery_mode" => {
                         out.wal_recovery_mode = WalRecoveryMode::parse(value).ok_or_else(|| {
@@ -121,12 +178,32 @@ impl OptionsFile {
                     _ => {}
                 }
             } else if let Some(cf) = section_of(section, "CFOptions") {
-                if name == "num_levels" {
-                    if let Ok(n) = value.parse::<u32>() {
-                        out.num_levels.insert(cf.to_string(), n);
+                let l = levels.entry(cf).or_default();
+                match name {
+                    "num_levels" => {
+                        // RocksDB's parser refuses what is not an int.
+                        l.num_levels = Some(parse_num_levels(value).ok_or_else(|| {
+                            DbError::corrupt(
+                                &shown,
+                                format!("num_levels={value} of column family {cf:?} is not an int (RocksDB refuses the OPTIONS file)"),
+                            )
+                        })?);
                     }
+                    "compaction_style" => {
+                        l.style = Some(match value {
+                            "kCompactionStyleLevel" => CompactionStyle::Level,
+                            "kCompactionStyleUniversal" => CompactionStyle::Universal,
+                            _ => CompactionStyle::Other,
+                        })
+                    }
+                    "cf_allow_ingest_behind" => l.ingest_behind = value == "true",
+                    _ => {}
                 }
             }
+        }
+        for (cf, mut l) in levels {
+            l.ingest_behind |= ingest_behind;
+            out.num_levels.insert(cf.to_string(), l.sanitized());
         }
         Ok(out)
     }
@@ -225,6 +302,60 @@ mod tests {
             Some(dir.path().join("OPTIONS-1000000"))
         );
         assert!(OptionsFile::newest(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn num_levels_is_read_as_rocksdb_reads_an_int_property() {
+        // Any value: either an int (then sanitized as RocksDB does) or a
+        // refusal naming it; never a panic, never a silent default.
+        let mut state = 0x44u64;
+        let alphabet = b"0123456789+- kx\t";
+        for round in 0..5000 {
+            let r = ribbon::core::hash::split_mix64(&mut state);
+            let value = match round % 3 {
+                // Integers, in and out of i32's range.
+                0 => ((r as i64) >> (r % 64)).to_string(),
+                1 => (r as i32 % 20).to_string(),
+                _ => (0..r % 6)
+                    .map(|i| char::from(alphabet[((r >> (8 * i)) % alphabet.len() as u64) as usize]))
+                    .collect(),
+            };
+            for style in [
+                "kCompactionStyleLevel",
+                "kCompactionStyleUniversal",
+                "kCompactionStyleFIFO",
+            ] {
+                let text =
+                    format!("[CFOptions \"default\"]\n  num_levels={value}\n  compaction_style={style}\n");
+                let got = OptionsFile::parse(&text, Path::new("OPTIONS-000005"));
+                // What RocksDB's parser takes as an int (the writer's form).
+                let want = value.trim().parse::<i32>().ok().filter(|_| {
+                    let v = value.trim();
+                    let d = v.strip_prefix(['-', '+']).unwrap_or(v);
+                    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())
+                });
+                match (got, want) {
+                    (Ok(o), Some(n)) => {
+                        let floor = if style == "kCompactionStyleLevel" { 2 } else { 1 };
+                        assert_eq!(
+                            o.num_levels_of("default"),
+                            n.max(floor) as u32,
+                            "{value:?} {style}"
+                        );
+                        assert_eq!(o.num_levels_of("other"), 7);
+                    }
+                    (Err(e), None) => {
+                        let e = e.to_string();
+                        assert!(e.contains("num_levels=") && !e.contains('\n'), "{e}");
+                    }
+                    (got, want) => panic!("{value:?}: {got:?}, want {want:?}"),
+                }
+            }
+        }
+        // Universal compaction with ingest-behind keeps at least 3 levels.
+        let text = "[DBOptions]\n  allow_ingest_behind=true\n[CFOptions \"default\"]\n  num_levels=1\n  compaction_style=kCompactionStyleUniversal\n";
+        let o = OptionsFile::parse(text, Path::new("O")).unwrap();
+        assert_eq!(o.num_levels_of("default"), 3);
     }
 
     #[test]

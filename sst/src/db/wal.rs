@@ -10,6 +10,11 @@
 //! number are replayed in number order, up to the first corrupt record
 //! under the default `kPointInTimeRecovery`).
 //!
+//! A record too short for a WriteBatch header, or whose sequence numbers
+//! run past RocksDB's largest (2^56 - 1), is a corrupt record, as RocksDB's
+//! `DBImpl::ProcessLogRecord` reports it: the replay ends there as the
+//! recovery mode says (`bad_header`).
+//!
 //! Range deletions (`DeleteRange`) are kept as tombstones
 //! ([`Memtable::tombstones`]); like every record they take a sequence
 //! number, whichever column family they are for. What this reader refuses
@@ -19,10 +24,12 @@
 //! `Get` goes on past them ([`MemEntry::ends_search`]). Timestamped keys
 //! (user-defined timestamps) are refused by [`super::Db`].
 
+use super::blob::{self, BlobRef};
 use super::error::DbError;
 use super::log::{LogEnd, LogReader, MetaRecord, Record};
 use super::range_del::Tombstone;
 use crate::coding::Reader;
+use crate::key::MAX_SEQUENCE_NUMBER;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -55,6 +62,9 @@ pub struct MemEntry {
     /// Whether a `Get` ends in the memtable: some write of the key is not a
     /// merge operand (a value or deletion under the operands ends it).
     pub ends_search: bool,
+    /// What the newest write's value refers to, when it is a blob index
+    /// (a `Get` ending here reads the blob).
+    pub blob: BlobRef,
 }
 
 /// The newest unflushed write of each user key of one column family.
@@ -98,7 +108,7 @@ impl Memtable {
         self.entries.is_empty()
     }
 
-    fn put(&mut self, key: &[u8], seq: u64, kind: EntryKind) {
+    fn put(&mut self, key: &[u8], seq: u64, kind: EntryKind, blob: BlobRef) {
         self.writes += 1;
         let ends = kind != EntryKind::Merge;
         match self.entries.get_mut(key) {
@@ -106,6 +116,7 @@ impl Memtable {
                 if e.seq <= seq {
                     e.seq = seq;
                     e.kind = kind;
+                    e.blob = blob;
                 }
                 e.ends_search |= ends;
             }
@@ -116,6 +127,7 @@ impl Memtable {
                         seq,
                         kind,
                         ends_search: ends,
+                        blob,
                     },
                 );
             }
@@ -126,11 +138,24 @@ impl Memtable {
     /// errors) for column family `cf`.
     pub fn replay(&mut self, data: &[u8], number: u64, cf: u32, name: &str) -> Result<(), DbError> {
         let mut reader = LogReader::new(data, number);
+        let mut bad_record = None;
         while let Some(record) = reader.next_record() {
             match record {
-                Record::Data(batch) => self
-                    .apply_batch(&batch, cf)
-                    .map_err(|w| DbError::corrupt(name, w))?,
+                Record::Data(batch) => {
+                    // What RocksDB's reporter counts as a corrupt record
+                    // (`DBImpl::ProcessLogRecord`), handled as the recovery
+                    // mode says like a checksum mismatch: nothing of the
+                    // record, nor after it, is replayed.
+                    if let Some(what) = bad_header(&batch) {
+                        bad_record = Some(LogEnd::Corrupt {
+                            offset: reader.record_offset(),
+                            what,
+                        });
+                        break;
+                    }
+                    self.apply_batch(&batch, cf)
+                        .map_err(|w| DbError::corrupt(name, w))?
+                }
                 Record::Meta(MetaRecord::SetCompression(0)) => {}
                 Record::Meta(MetaRecord::SetCompression(c)) => {
                     return Err(DbError::unsupported(format!(
@@ -142,7 +167,7 @@ impl Memtable {
             }
         }
         self.wal_files.push(number);
-        match reader.end() {
+        match bad_record.as_ref().or(reader.end()) {
             Some(LogEnd::Clean) | None => {}
             Some(end) => self.cut_short.push((number, end.clone())),
         }
@@ -171,17 +196,23 @@ impl Memtable {
                 // preferred seqno (and their column-family forms).
                 0x1 | 0x5 | 0x11 | 0x10 | 0x16 | 0x17 | 0x18 | 0x19 => {
                     let key = lp("bad key")?;
-                    lp("bad value")?;
-                    Some(Some((key, EntryKind::Value)))
+                    let value = lp("bad value")?;
+                    // Blob index (and its column-family form).
+                    let blob = if matches!(tag, 0x11 | 0x10) {
+                        blob::decode(value)
+                    } else {
+                        BlobRef::None
+                    };
+                    Some(Some((key, EntryKind::Value, blob)))
                 }
                 // Merge (and its column-family form).
                 0x2 | 0x6 => {
                     let key = lp("bad key")?;
                     lp("bad value")?;
-                    Some(Some((key, EntryKind::Merge)))
+                    Some(Some((key, EntryKind::Merge, BlobRef::None)))
                 }
                 // Deletion, single deletion (and column-family forms).
-                0x0 | 0x4 | 0x7 | 0x8 => Some(Some((lp("bad key")?, EntryKind::Deletion))),
+                0x0 | 0x4 | 0x7 | 0x8 => Some(Some((lp("bad key")?, EntryKind::Deletion, BlobRef::None))),
                 // Range deletion: a record of its own (it takes a sequence
                 // number, whatever its column family).
                 0xF | 0xE => {
@@ -219,8 +250,8 @@ impl Memtable {
             };
             if let Some(write) = kind {
                 seen += 1;
-                if let Some((key, kind)) = write.filter(|_| family == cf) {
-                    self.put(key, seq, kind);
+                if let Some((key, kind, blob)) = write.filter(|_| family == cf) {
+                    self.put(key, seq, kind, blob);
                 }
                 seq = seq.wrapping_add(1);
             }
@@ -230,6 +261,27 @@ impl Memtable {
         }
         Ok(())
     }
+}
+
+/// Why a WriteBatch record is corrupt by its header alone: shorter than
+/// the header ("log record too small"), or sequence numbers past RocksDB's
+/// largest, [`MAX_SEQUENCE_NUMBER`] (2^56 - 1): RocksDB reports a batch
+/// whose first sequence number is past it ("sequence N is too large");
+/// one whose records would run past it would take numbers that do not fit
+/// an internal key (a deletion wrapping to 0 would lose to an older put),
+/// refused the same way.
+pub(crate) fn bad_header(batch: &[u8]) -> Option<&'static str> {
+    let mut r = Reader::new(batch);
+    let (Some(first), Some(count)) = (r.fixed64(), r.fixed32()) else {
+        return Some("a WriteBatch shorter than its 12-byte header");
+    };
+    if first > MAX_SEQUENCE_NUMBER {
+        return Some("a WriteBatch whose sequence number is past RocksDB's largest (2^56 - 1)");
+    }
+    if count > 0 && first + u64::from(count) - 1 > MAX_SEQUENCE_NUMBER {
+        return Some("a WriteBatch whose records' sequence numbers run past RocksDB's largest (2^56 - 1)");
+    }
+    None
 }
 
 /// The WAL files (`NNNNNN.log`) in `dir` numbered at least `min`, in number
