@@ -202,21 +202,26 @@ pub fn escape_bytes(bytes: &[u8]) -> String {
 }
 
 fn push_escaped(out: &mut String, text: &str) {
-    use std::fmt::Write as _;
     for c in text.chars() {
         match c {
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\\' => out.push_str("\\\\"),
-            c if c.is_control() && (c as u32) < 0x80 => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
+            c if c.is_control() => push_control(out, c),
             c => out.push(c),
         }
+    }
+}
+
+/// Appends the control character `c` escaped: `\xNN` below U+0080, else
+/// `\u{NN}` (C1).
+pub(crate) fn push_control(out: &mut String, c: char) {
+    use std::fmt::Write as _;
+    if (c as u32) < 0x80 {
+        let _ = write!(out, "\\x{:02x}", c as u32);
+    } else {
+        let _ = write!(out, "\\u{{{:x}}}", c as u32);
     }
 }
 

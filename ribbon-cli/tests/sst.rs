@@ -518,3 +518,29 @@ fn info_reports_unreadable_live_files_and_escapes_names() {
         stderr(&o)
     );
 }
+
+/// Issue 44 (the same class on another surface): a file name holding a
+/// terminal escape reached the terminal through an error message on
+/// standard error. Every error line now escapes control characters.
+#[test]
+fn error_lines_escape_control_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad\u{1b}[2J\ttab.sst");
+    std::fs::write(
+        &bad,
+        b"not an sst file at all, long enough to have a footer........",
+    )
+    .unwrap();
+    let o = ribbon(&["sst", "info", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e:?}");
+    assert!(!e.contains('\u{1b}') && !e.contains('\t'), "{e:?}");
+    assert!(e.contains("bad\\x1b[2J\\x09tab.sst"), "{e:?}");
+    // In a directory's table, the row is escaped too.
+    let o = ribbon(&["sst", "info", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(out.contains("bad\\x1b[2J\\ttab.sst"), "{out:?}");
+}
