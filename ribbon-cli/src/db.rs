@@ -5,7 +5,7 @@
 use crate::error::Error;
 use crate::error::{read_error, shown};
 use crate::input::{self, decode_hex, Input};
-use crate::output::Stdout;
+use crate::output::{escape_bytes, Stdout};
 use clap::{Args, Subcommand};
 use ribbon_sst::db::{Db, Detail, FileLabels, GetPath, OpenOptions};
 use std::fmt::Write as _;
@@ -141,8 +141,12 @@ fn query(
                 for b in *k {
                     let _ = write!(shown, "{b:02x}");
                 }
-            } else {
+            } else if json {
+                // serde escapes it.
                 shown.push_str(&String::from_utf8_lossy(k));
+            } else {
+                // A tab or newline in a key must not shift the columns.
+                shown.push_str(&escape_bytes(k));
             }
             line.clear();
             write_key(&mut line, &shown, path, &labels, json)?;

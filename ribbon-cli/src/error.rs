@@ -43,8 +43,22 @@ impl fmt::Display for Error {
             Error::Usage(m) | Error::Failed(m) => m,
             Error::ClosedPipe => "standard output was closed",
         };
-        // One line, whatever the message holds.
-        f.write_str(&m.replace(['\n', '\r'], " "))
+        // One line, whatever the message holds, and no control character
+        // (a name read from a file may hold a terminal escape): line
+        // breaks become spaces, others are escaped as text output escapes
+        // them (`crate::output::escape_text`).
+        if !m.chars().any(char::is_control) {
+            return f.write_str(m);
+        }
+        let mut line = String::with_capacity(m.len() + 8);
+        for c in m.chars() {
+            match c {
+                '\n' | '\r' => line.push(' '),
+                c if c.is_control() => crate::output::push_control(&mut line, c),
+                c => line.push(c),
+            }
+        }
+        f.write_str(&line)
     }
 }
 

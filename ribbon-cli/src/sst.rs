@@ -40,8 +40,11 @@ fn open(path: &Path) -> Result<SstFile, Error> {
     })
 }
 
-/// The files named: each file as given, each directory's `*.sst` files
-/// (sorted; not recursive).
+/// The files named: each file as given, each directory's `*.sst` entries
+/// (sorted; not recursive), whatever their type: one that is not a
+/// regular file (a FIFO, a directory, a dangling or looping link) is
+/// listed too, and [`SstFile::open`] refuses it without opening it, so it
+/// is reported as an error instead of being skipped.
 fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     for path in paths {
@@ -52,9 +55,10 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         let entries = std::fs::read_dir(path)
             .map_err(|e| Error::failed(format!("cannot read {}: {e}", path.display())))?;
         let mut ssts: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "sst"))
-            .collect();
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Error::failed(format!("cannot read {}: {e}", path.display())))?;
+        ssts.retain(|f| f.extension().is_some_and(|x| x == "sst"));
         if ssts.is_empty() {
             return Err(Error::failed(format!(
                 "{}: no .sst files in this directory",

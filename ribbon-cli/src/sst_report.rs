@@ -4,6 +4,7 @@
 //! numbers that cannot be given are `-` in text and `null` in JSON, never
 //! NaN or infinity.
 
+use crate::output::escape_text;
 use ribbon_sst::{TableInfo, TableReport, VerifyReport};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -47,6 +48,12 @@ fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
+/// A name read from the file, escaped ([`escape_text`]: it must not split
+/// a line or reach the terminal raw), `-` when absent.
+fn name_or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".into(), |v| escape_text(&v.to_string()).into_owned())
+}
+
 fn fixed(v: Option<f64>, digits: usize) -> String {
     finite(v).map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
 }
@@ -55,8 +62,10 @@ fn list<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
 
-/// `key: value` lines for one table (`sst info FILE`).
+/// `key: value` lines for one table (`sst info FILE`); every name from the
+/// file (or the file's own name) escaped ([`escape_text`]).
 pub fn info_text(name: &str, i: &TableInfo) -> String {
+    let name = escape_text(name);
     let mut s = String::new();
     let _ = writeln!(s, "file: {name}");
     let _ = writeln!(s, "format_version: {}", i.format_version);
@@ -69,9 +78,14 @@ pub fn info_text(name: &str, i: &TableInfo) -> String {
         ),
         _ => String::new(),
     };
-    let _ = writeln!(s, "filter: {} {}{partitions}", i.filter_layout, i.filter_kind);
-    let _ = writeln!(s, "filter policy: {}", or_dash(i.policy_name.as_ref()));
-    let _ = writeln!(s, "filter block: {}", or_dash(i.filter_block_name.as_ref()));
+    let _ = writeln!(
+        s,
+        "filter: {} {}{partitions}",
+        i.filter_layout,
+        escape_text(&i.filter_kind)
+    );
+    let _ = writeln!(s, "filter policy: {}", name_or_dash(i.policy_name.as_ref()));
+    let _ = writeln!(s, "filter block: {}", name_or_dash(i.filter_block_name.as_ref()));
     let _ = writeln!(
         s,
         "filter bytes: {} (rocksdb.filter.size {})",
@@ -116,10 +130,14 @@ pub fn info_text(name: &str, i: &TableInfo) -> String {
     };
     let _ = writeln!(s, "expected fp rate: {fp}");
     let _ = writeln!(s, "whole key filtering: {}", i.whole_key_filtering);
-    let _ = writeln!(s, "prefix extractor: {}", or_dash(i.prefix_extractor.as_ref()));
-    let _ = writeln!(s, "comparator: {}", or_dash(i.comparator.as_ref()));
-    let _ = writeln!(s, "index type: {}", or_dash(i.index_type.as_ref()));
-    let _ = writeln!(s, "compression: {}", or_dash(i.compression.as_ref()));
+    let _ = writeln!(
+        s,
+        "prefix extractor: {}",
+        name_or_dash(i.prefix_extractor.as_ref())
+    );
+    let _ = writeln!(s, "comparator: {}", name_or_dash(i.comparator.as_ref()));
+    let _ = writeln!(s, "index type: {}", name_or_dash(i.index_type.as_ref()));
+    let _ = writeln!(s, "compression: {}", name_or_dash(i.compression.as_ref()));
     if i.compression_dict_bytes > 0 {
         let _ = writeln!(s, "compression dictionary: {} bytes", i.compression_dict_bytes);
     }
@@ -130,7 +148,7 @@ pub fn info_text(name: &str, i: &TableInfo) -> String {
         or_dash(i.num_data_blocks)
     );
     if let Some(cf) = &i.column_family {
-        let _ = writeln!(s, "column family: {cf}");
+        let _ = writeln!(s, "column family: {}", escape_text(cf));
     }
     s
 }
@@ -220,8 +238,14 @@ pub fn info_table(rows: &[(String, Result<TableInfo, ribbon_sst::Error>)], place
 }
 
 /// Rows of `cols` cells padded to a common width (rows of another length,
-/// error rows, are printed as they are).
+/// error rows, are printed as they are); every cell escaped
+/// ([`escape_text`]: a column family's or a file's name with a newline or
+/// a terminal escape in it stays in its cell).
 fn aligned(table: &[Vec<String>], cols: usize) -> String {
+    let table: Vec<Vec<String>> = table
+        .iter()
+        .map(|row| row.iter().map(|c| escape_text(c).into_owned()).collect())
+        .collect();
     let mut widths = vec![0usize; cols];
     for row in table.iter().filter(|r| r.len() == cols) {
         for (w, c) in widths.iter_mut().zip(row) {
@@ -229,7 +253,7 @@ fn aligned(table: &[Vec<String>], cols: usize) -> String {
         }
     }
     let mut s = String::new();
-    for row in table {
+    for row in &table {
         let cells: Vec<String> = row
             .iter()
             .enumerate()
@@ -345,8 +369,9 @@ impl VerifyJson {
 
 /// The text lines for one file of `sst verify`.
 pub fn verify_text(name: &str, r: &Result<Verified, ribbon_sst::Error>) -> String {
+    let name = escape_text(name);
     match r {
-        Err(e) => format!("{name}: FAILED: {e}\n"),
+        Err(e) => format!("{name}: FAILED: {}\n", escape_text(&e.to_string())),
         Ok(v) if v.report.miss_count == 0 => {
             let what = match v.report.unchecked {
                 None => format!(

@@ -115,11 +115,13 @@ fn a_million_keys_in_a_small_budget_restart_and_determinism() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(json(&r)["stopped_after"], "bucketing");
     assert!(!c.exists());
-    std::fs::create_dir_all(work.join("parts")).unwrap();
+    // (Outside the work directory: the build removes only its own files
+    // and keeps a directory that holds others.)
+    std::fs::create_dir_all(dir.path().join("parts")).unwrap();
     let mut parts = Vec::new();
     for i in 0..16 {
         let bucket = work.join(format!("buckets/b{i:06}.u64"));
-        let part = work.join(format!("parts/{i}.rbn"));
+        let part = dir.path().join(format!("parts/{i}.rbn"));
         ok(&[
             "big",
             "shard",
@@ -652,4 +654,290 @@ fn bytes_are_those_of_the_serial_bucketing_whatever_the_threads() {
             assert_eq!(digest(&out), expected, "{name} keys, {threads} threads");
         }
     }
+}
+
+/// A one-line failure of `ribbon ARGS` run in `cwd`, with its exit code.
+fn failure_in(cwd: &Path, args: &[&str]) -> (i32, String) {
+    let r = Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("run ribbon");
+    let e = String::from_utf8(r.stderr).unwrap();
+    assert!(!r.status.success(), "{args:?} should fail");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    (r.status.code().unwrap(), e)
+}
+
+/// Every file under `dir` with its bytes (links as their targets' names).
+fn snapshot(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        if m.file_type().is_symlink() {
+            let target = std::fs::read_link(&p).unwrap();
+            all.push((p, target.to_string_lossy().into_owned().into_bytes()));
+        } else if m.is_dir() {
+            all.push((p.clone(), b"<dir>".to_vec()));
+            all.extend(snapshot(&p));
+        } else {
+            all.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    all.sort();
+    all
+}
+
+/// Issue 44: `big build --work DIR` removed DIR whole on success (DIR
+/// holding files of its own, or the output; `--work .` took the keys), and
+/// followed a link planted at the default work path (another directory's
+/// files deleted). The build now owns only the directory it made (or an
+/// empty one it adopted), refuses anything else with one line, never
+/// follows a link there, and deletes only its own files by name.
+#[test]
+fn the_build_deletes_only_what_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = d.join("keys.txt");
+    let text: String = (0..5000).map(|i| format!("key-{i}\n")).collect();
+    std::fs::write(&keys, &text).unwrap();
+    let build = |out: &Path, work: Option<&Path>| -> Vec<String> {
+        let mut a = vec![
+            "big".to_string(),
+            "build".into(),
+            "--keys".into(),
+            s(&keys).into(),
+            "--out".into(),
+            s(out).into(),
+            "--shard-bits".into(),
+            "1".into(),
+            "--memory".into(),
+            "8M".into(),
+            "-q".into(),
+        ];
+        if let Some(w) = work {
+            a.extend(["--work".to_string(), s(w).into()]);
+        }
+        a
+    };
+    let refused = |cwd: &Path, a: Vec<String>, says: &str| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, e) = failure_in(cwd, &a);
+        assert!(code == 1 || code == 2, "{a:?}: exit {code}");
+        assert!(e.contains(says), "{a:?}: {e}");
+    };
+
+    // A directory holding files of its own: refused, every file kept.
+    let foreign = d.join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let before = snapshot(d);
+    refused(d, build(&d.join("f.rbs"), Some(&foreign)), "not empty");
+    assert_eq!(snapshot(d), before, "a foreign work directory was changed");
+
+    // The output inside the work directory (an earlier output there).
+    let own = d.join("own");
+    std::fs::create_dir(&own).unwrap();
+    std::fs::write(own.join("f.rbs"), "earlier output").unwrap();
+    let before = snapshot(d);
+    refused(
+        d,
+        build(&own.join("f.rbs"), Some(&own)),
+        "inside the work directory",
+    );
+    assert_eq!(snapshot(d), before);
+
+    // `--work .`: the current directory (the keys in it) is not the build's.
+    let before = snapshot(d);
+    refused(
+        d,
+        build(Path::new("f.rbs"), Some(Path::new("."))),
+        "work directory .",
+    );
+    assert_eq!(snapshot(d), before, "--work . changed the current directory");
+
+    // A link planted at the default work path (OUT.work): never followed.
+    let victim = d.join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("precious"), "keep").unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("g.rbs.work")).unwrap();
+    let before = snapshot(d);
+    refused(d, build(&d.join("g.rbs"), None), "symbolic link");
+    assert_eq!(snapshot(d), before, "the link was followed");
+    // Nor a link to an empty directory, nor a file there.
+    let empty = d.join("empty-target");
+    std::fs::create_dir(&empty).unwrap();
+    std::os::unix::fs::symlink(&empty, d.join("h.rbs.work")).unwrap();
+    refused(d, build(&d.join("h.rbs"), None), "symbolic link");
+    std::fs::write(d.join("i.rbs.work"), "a file").unwrap();
+    refused(d, build(&d.join("i.rbs"), None), "not a directory");
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
+    for name in ["f.rbs", "g.rbs", "h.rbs", "i.rbs"] {
+        assert!(!d.join(name).exists(), "{name} written");
+    }
+
+    // An empty directory is used and left in place, empty.
+    let adopted = d.join("adopted");
+    std::fs::create_dir(&adopted).unwrap();
+    let a: Vec<String> = build(&d.join("a.rbs"), Some(&adopted));
+    ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(std::fs::read_dir(&adopted).unwrap().count(), 0);
+    let q = ok(&[
+        "big",
+        "query",
+        "--filter",
+        s(&d.join("a.rbs")),
+        "--keys",
+        s(&keys),
+    ]);
+    assert!(q.stdout.chunks(2).all(|l| l == b"1\n"));
+
+    // The build's own work directory with someone else's file in it: the
+    // build's files go, that file and its directory stay.
+    let w = d.join("w");
+    let mut a = build(&d.join("b.rbs"), Some(&w));
+    a.extend(["--stop-after".into(), "bucketing".into()]);
+    ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    std::fs::write(w.join("shards/readme"), "someone else's").unwrap();
+    let r = ribbon(
+        &build(&d.join("b.rbs"), Some(&w))
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(std::fs::read(w.join("shards/readme")).unwrap(), b"someone else's");
+    let left: Vec<_> = snapshot(&w).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        left,
+        [
+            w.join(".ribbon-big-build"),
+            w.join("shards"),
+            w.join("shards/readme")
+        ],
+        "the build's own files should be gone"
+    );
+    assert!(d.join("b.rbs").exists());
+    assert_eq!(std::fs::read(&keys).unwrap(), text.as_bytes());
+}
+
+/// Issue 44: a rerun of `big build` recognised its input by path, size and
+/// modification time: other keys of the same size and time (`cp -p`,
+/// `touch -r`) reused the old buckets, and the new keys answered
+/// "definitely not". Now the keys' content is read again and compared
+/// with the digest recorded when they were bucketed; standard input is
+/// never reused.
+#[test]
+fn a_resumed_build_reuses_buckets_only_for_the_same_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let keys = d.join("keys.txt");
+    let old: String = (0..20_000).map(|i| format!("old-{i:05}\n")).collect();
+    let new: String = (0..20_000).map(|i| format!("new-{i:05}\n")).collect();
+    assert_eq!(old.len(), new.len());
+    std::fs::write(&keys, &old).unwrap();
+    let mtime = std::fs::metadata(&keys).unwrap().modified().unwrap();
+    let out = d.join("f.rbs");
+    let work = d.join("w");
+    let build = |keys: &str, extra: &[&str]| {
+        let mut a = vec![
+            "big",
+            "build",
+            "--keys",
+            keys,
+            "--out",
+            s(&out),
+            "--work",
+            s(&work),
+            "--shard-bits",
+            "2",
+            "--memory",
+            "8M",
+            "--json",
+            "-q",
+        ];
+        a.extend_from_slice(extra);
+        a.iter().map(|x| x.to_string()).collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>| ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    run(build(s(&keys), &["--stop-after", "bucketing"]));
+
+    // The same bytes again: reused.
+    let r = json(&run(build(s(&keys), &["--stop-after", "bucketing"])));
+    assert_eq!(r["buckets_reused"], true, "{r}");
+
+    // Other keys, same size and modification time: bucketed again, and
+    // every new key is found.
+    std::fs::write(&keys, &new).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&keys)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&keys).unwrap().modified().unwrap(), mtime);
+    let r = json(&run(build(s(&keys), &[])));
+    assert_eq!(r["buckets_reused"], false, "{r}");
+    let q = ok(&["big", "query", "--filter", s(&out), "--keys", s(&keys)]);
+    assert_eq!(q.stdout.len(), 2 * 20_000);
+    assert!(q.stdout.chunks(2).all(|l| l == b"1\n"), "a new key answered 0");
+    assert!(!work.exists());
+
+    // Standard input cannot be read twice: never reused.
+    let stdin_build = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ribbon"))
+            .args(build("-", &["--stop-after", "bucketing"]))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), new.as_bytes()).unwrap();
+        let r = child.wait_with_output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        json(&r)
+    };
+    stdin_build();
+    assert_eq!(stdin_build()["buckets_reused"], false);
+}
+
+/// Issue 44: `big shard --bucket FIFO` waited forever in `open(2)`; every
+/// input of `big` is now refused at once unless it is a regular file (or
+/// standard input, for keys).
+#[test]
+fn a_fifo_as_a_bucket_is_refused_at_once() {
+    child::run_limited(
+        "a_fifo_as_a_bucket_is_refused_at_once",
+        child::Limits {
+            memory_kib: 1 << 20,
+            time: std::time::Duration::from_secs(10),
+        },
+        || {
+            let dir = tempfile::tempdir().unwrap();
+            let fifo = dir.path().join("b000000.u64");
+            assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+            for bucket in [fifo.clone(), dir.path().to_path_buf()] {
+                let e = failure(&[
+                    "big",
+                    "shard",
+                    "--bucket",
+                    s(&bucket),
+                    "--index",
+                    "0",
+                    "--shard-bits",
+                    "0",
+                    "--out",
+                    s(&dir.path().join("s.rbn")),
+                ]);
+                assert!(e.contains("not a regular file"), "{e}");
+            }
+            // A FIFO as the keys of `big build`: refused before any work
+            // directory is made for it.
+            let out = dir.path().join("x.rbs");
+            let e = failure(&["big", "build", "--keys", s(&fifo), "--out", s(&out), "-q"]);
+            assert!(e.contains("not a regular file"), "{e}");
+            assert!(!dir.path().join("x.rbs.work").exists());
+        },
+    );
 }

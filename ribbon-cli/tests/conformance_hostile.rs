@@ -223,3 +223,59 @@ fn rows_sharing_a_keys_file_share_its_memory() {
         },
     );
 }
+
+/// Issue 44: an implementation that leaves a FIFO where the runner reads
+/// its output (the filter of `build --out`) made the runner wait forever
+/// in `open(2)`, and one that plants a link at a scratch file's name made
+/// the runner write through it. The runner now reads only regular files
+/// and creates its scratch files anew: the case fails, the run ends, and
+/// the link's target is untouched.
+#[test]
+fn an_implementation_leaving_fifos_and_links_does_not_hang_or_steer_the_runner() {
+    child::run_limited(
+        "an_implementation_leaving_fifos_and_links_does_not_hang_or_steer_the_runner",
+        child::Limits {
+            memory_kib: 1 << 20,
+            time: std::time::Duration::from_secs(30),
+        },
+        || {
+            let tmp = tempfile::tempdir().unwrap();
+            let victim = tmp.path().join("victim");
+            std::fs::write(&victim, "precious").unwrap();
+            let script = tmp.path().join("impl.sh");
+            // For `build`: a link to the victim at the name of the next
+            // scratch file (`query.hex`, beside its --keys file) and a FIFO
+            // at --out; for anything else: the real tool.
+            std::fs::write(
+                &script,
+                format!(
+                    "#!/bin/sh\nprev=\nfor a in \"$@\"; do\n  \
+                     if [ \"$prev\" = --keys ]; then ln -sf '{}' \"$(dirname \"$a\")/query.hex\"; fi\n  \
+                     if [ \"$prev\" = --out ]; then mkfifo \"$a\"; exit 0; fi\n  \
+                     prev=$a\ndone\nexec '{RIBBON}' \"$@\"\n",
+                    victim.display()
+                ),
+            )
+            .unwrap();
+            let mut perm = std::fs::metadata(&script).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+            std::fs::set_permissions(&script, perm).unwrap();
+            let out = conformance(
+                &vectors(),
+                script.to_str().unwrap(),
+                &["--timeout", "5", "--only", "bloom", "--no-sst"],
+            );
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(out.status.code(), Some(1), "{text}");
+            assert!(text.contains("not a regular file"), "{text}");
+            assert!(
+                std::fs::read(&victim).unwrap() == b"precious",
+                "the runner wrote through a link the implementation planted"
+            );
+        },
+    );
+}

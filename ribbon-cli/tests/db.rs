@@ -229,3 +229,54 @@ fn db_query_names_the_line_of_bad_hex() {
     assert!(err.contains(":70001: invalid hex"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// Issue 44: text `db query` echoed keys raw: a tab in a key shifted the
+/// columns, a newline split its line, a terminal escape reached the
+/// terminal. Keys are now escaped in the text output (JSON is escaped by
+/// serde and keeps the key as it is).
+#[test]
+fn db_query_text_escapes_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys");
+    // Hex, so that a key may hold a newline too.
+    let raw: [&[u8]; 5] = [b"key000001", b"a\tb", b"x\ny", b"\x1b[2J\\", b"\xff\x00"];
+    let hex: String = raw
+        .iter()
+        .map(|k| k.iter().map(|b| format!("{b:02x}")).collect::<String>() + "\n")
+        .collect();
+    std::fs::write(&keys, &hex).unwrap();
+    // Text mode reads lines: the same keys but the one with a newline.
+    let text_keys = tmp.path().join("text");
+    std::fs::write(&text_keys, b"key000001\na\tb\n\x1b[2J\\\n\xff\x00\n").unwrap();
+    let out = db_query(&text_keys, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text:?}");
+    for l in &lines {
+        assert_eq!(l.split('\t').count(), 3, "{l:?}");
+    }
+    let firsts: Vec<&str> = lines.iter().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(firsts, ["key000001", "a\\tb", "\\x1b[2J\\\\", "\\xff\\x00"]);
+    // JSON: the key as it is (serde escapes it).
+    let out = db_query(&text_keys, &["--json"]);
+    assert!(out.status.success());
+    let keys_json: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["key"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(keys_json[1], "a\tb");
+    // --hex prints hex, unchanged.
+    let out = db_query(&keys, &["--hex"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 5);
+    assert!(text.lines().nth(2).unwrap().starts_with("780a79\t"), "{text}");
+}

@@ -380,3 +380,167 @@ fn info_describes_block_based_filters_and_dictionaries() {
     assert!(stderr(&o).contains("ribbon sst query"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+fn lp(out: &mut Vec<u8>, b: &[u8]) {
+    ribbon_sst::coding::put_varint64(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// A MANIFEST edit adding file `number` on `level` (to the column family
+/// `cf` when given).
+fn new_file_edit(cf: Option<u64>, level: u64, number: u64) -> Vec<u8> {
+    use ribbon_sst::coding::put_varint64;
+    let ikey = |user: &[u8], seq: u64| {
+        let mut k = user.to_vec();
+        k.extend(((seq << 8) | 1).to_le_bytes());
+        k
+    };
+    let mut add = Vec::new();
+    if let Some(cf) = cf {
+        put_varint64(&mut add, 200);
+        put_varint64(&mut add, cf);
+    }
+    for v in [103, level, number, 4096] {
+        put_varint64(&mut add, v);
+    }
+    lp(&mut add, &ikey(b"a", 1));
+    lp(&mut add, &ikey(b"z", 2));
+    for v in [1, 2, 1] {
+        put_varint64(&mut add, v);
+    }
+    add
+}
+
+/// Issue 44: `sst info DIR` skipped a live file that is a FIFO, a
+/// directory or a looping link (exit 0), and printed column-family names
+/// raw (a newline split the row, a terminal escape reached the terminal).
+/// Each such entry is now an error row and the exit code 1, at once (no
+/// FIFO is opened), and names are escaped.
+#[test]
+fn info_reports_unreadable_live_files_and_escapes_names() {
+    use ribbon_sst::coding::put_varint64;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path();
+    let mut first = Vec::new();
+    put_varint64(&mut first, 1);
+    lp(&mut first, b"leveldb.BytewiseComparator");
+    for tag in [2, 3, 4] {
+        put_varint64(&mut first, tag);
+        put_varint64(&mut first, 20);
+    }
+    let evil = "evil\nL9  x\u{1b}[2Jcf\t";
+    let mut add_cf = Vec::new();
+    put_varint64(&mut add_cf, 200);
+    put_varint64(&mut add_cf, 1);
+    put_varint64(&mut add_cf, 201);
+    lp(&mut add_cf, evil.as_bytes());
+    let edits = [
+        first,
+        add_cf,
+        new_file_edit(None, 1, 9),
+        new_file_edit(Some(1), 1, 10),
+        new_file_edit(None, 2, 11),
+        new_file_edit(None, 3, 12),
+        new_file_edit(None, 4, 13),
+    ];
+    let edits: Vec<&[u8]> = edits.iter().map(Vec::as_slice).collect();
+    std::fs::write(db.join("CURRENT"), "MANIFEST-000003\n").unwrap();
+    std::fs::write(db.join("MANIFEST-000003"), ribbon_sst::db::log::write_log(&edits)).unwrap();
+    let sst = file("full_bloom_fv5_snappy_crc32c", "sst");
+    std::fs::copy(&sst, db.join("000009.sst")).unwrap();
+    std::fs::copy(&sst, db.join("000010.sst")).unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(db.join("000011.sst"))
+        .status()
+        .unwrap()
+        .success());
+    std::fs::create_dir(db.join("000012.sst")).unwrap();
+    std::os::unix::fs::symlink("000013.sst", db.join("000013.sst")).unwrap();
+
+    // Under a time limit: a FIFO opened would wait forever.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ribbon"))
+        .args(["sst", "info", db.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("sst info DIR hung on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert_eq!(err.trim_end(), "ribbon: 3 of 5 files could not be read", "{err}");
+    assert!(
+        !out.contains('\u{1b}'),
+        "a terminal escape reached the output: {out:?}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    // The header, one row per file, the count.
+    assert_eq!(lines.len(), 7, "{out}");
+    assert!(
+        lines[1].starts_with("000009.sst") && lines[1].contains("L1"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("000010.sst") && lines[2].contains("evil\\nL9  x\\x1b[2Jcf\\t"),
+        "{out}"
+    );
+    for (line, name) in lines[3..6].iter().zip(["000011.sst", "000012.sst", "000013.sst"]) {
+        assert!(line.starts_with(name) && line.contains("error: "), "{out}");
+    }
+    assert!(lines[3].contains("not a regular file"), "{out}");
+    assert!(lines[4].contains("not a regular file"), "{out}");
+    assert!(lines[6].starts_with("5 files"), "{out}");
+
+    // JSON says the same, one object per file, the name as it is.
+    let o = ribbon(&["sst", "info", db.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let errors = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f.get("error").is_some())
+        .count();
+    assert_eq!(errors, 3, "{doc}");
+    // `sst verify DIR` too.
+    let o = ribbon(&["sst", "verify", db.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("3 of 5 files failed verification"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 44 (the same class on another surface): a file name holding a
+/// terminal escape reached the terminal through an error message on
+/// standard error. Every error line now escapes control characters.
+#[test]
+fn error_lines_escape_control_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad\u{1b}[2J\ttab.sst");
+    std::fs::write(
+        &bad,
+        b"not an sst file at all, long enough to have a footer........",
+    )
+    .unwrap();
+    let o = ribbon(&["sst", "info", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e:?}");
+    assert!(!e.contains('\u{1b}') && !e.contains('\t'), "{e:?}");
+    assert!(e.contains("bad\\x1b[2J\\x09tab.sst"), "{e:?}");
+    // In a directory's table, the row is escaped too.
+    let o = ribbon(&["sst", "info", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(out.contains("bad\\x1b[2J\\ttab.sst"), "{out:?}");
+}

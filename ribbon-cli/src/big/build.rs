@@ -13,15 +13,19 @@
 //! 3. **assemble**: verify every shard and write the container
 //!    (`ribbon::standalone::sharded`) through a temporary file and a rename.
 //!
-//! `job` in the work directory describes the input (path, size, mtime),
-//! key format, shard bits and configuration; a rerun with the same job
-//! reuses the finished phase 1 and every finished shard, anything else
-//! starts over. Standard input cannot be recognised, so its runs always
-//! start over.
+//! The work directory is the build's own (`super::work`: made by it, or
+//! an empty one, never a link; only its files are ever deleted). `job`
+//! there describes the input (path and size), key format, shard bits and
+//! configuration, and `buckets/done` records the XXH3-128 digest of every
+//! byte of the keys bucketed. A rerun with the same job reads the keys
+//! again and reuses the finished phase 1 and every finished shard only if
+//! their digest is the same; anything else starts over. Standard input
+//! cannot be read twice, so its runs always start over.
 
-use super::keys::{estimate_keys, fingerprint, for_each_block, hash_keys, split_keys, KeyFormat};
+use super::keys::{estimate_keys, for_each_block_digest, hash_keys, split_keys, InputDigest, KeyFormat};
 use super::memory::{peak_rss, Budget};
-use crate::error::{read_error, shown, write_error, Error};
+use super::work::{is_bucket_file, is_shard_file, WorkDir};
+use crate::error::{shown, write_error, Error};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use ribbon::standalone::sharded::format::SHARD_FILE_HEADER_LEN;
@@ -114,6 +118,9 @@ pub struct Summary {
     pub total_secs: f64,
     /// Whether phase 1 was reused from an earlier run.
     pub buckets_reused: bool,
+    /// Seconds reading the keys again to prove them unchanged before
+    /// reusing phase 1 (0 when there was nothing to reuse).
+    pub input_check_secs: f64,
     /// Shards reused from an earlier run.
     pub shards_reused: usize,
     /// The memory budget, bytes.
@@ -146,7 +153,9 @@ pub fn choose_shard_bits(n: u64, memory: u64, threads: usize, bytes_per_key: u64
 pub fn run(p: &Params) -> Result<Summary, Error> {
     let start = Instant::now();
     if p.keys != Path::new("-") {
-        std::fs::metadata(&p.keys).map_err(|e| read_error(&p.keys, e))?;
+        // Refused here (a FIFO, a directory, a missing file), before a
+        // work directory is made for it.
+        drop(crate::input::open(&p.keys)?);
     }
     if let Some(parent) = p.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !parent.is_dir() {
@@ -179,26 +188,46 @@ pub fn run(p: &Params) -> Result<Summary, Error> {
         )
     });
     let job = job_text(p, bits);
-    let work = &p.work;
-    let same_job = std::fs::read_to_string(work.join("job")).is_ok_and(|j| j == job && job_reusable(p));
-    if !same_job {
-        for dir in ["buckets", "shards"] {
-            match std::fs::remove_dir_all(work.join(dir)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(write_error(&shown(&work.join(dir)), e)),
+    let work = WorkDir::claim(&p.work, &p.out, &p.keys)?;
+    work.subdir("buckets")?;
+    work.subdir("shards")?;
+    // The finished bucketing of the same job is reused only when the keys
+    // are proved the same by their content, read again whole: the same
+    // path, size and time say nothing of the bytes (`cp -p`, `touch -r`).
+    let t = Instant::now();
+    let same_job = resumable(&p.keys) && work.read_job().is_some_and(|j| j == job);
+    let mut input_check_secs = 0.0;
+    let reused = match read_done(work.path(), bits).filter(|_| same_job) {
+        Some((digest, counts)) => {
+            let now = InputDigest::of_file(&p.keys)?;
+            input_check_secs = t.elapsed().as_secs_f64();
+            if now == digest {
+                Some(counts)
+            } else {
+                if p.progress {
+                    crate::output::note(&format!(
+                        "{}: the keys changed since they were bucketed (their content differs): bucketing again",
+                        shown(&p.keys)
+                    ));
+                }
+                None
             }
         }
+        None => None,
+    };
+    if reused.is_none() {
+        // Whatever the last run left is of other keys or another job, or
+        // incomplete: only the build's own files go, before the new job is
+        // recorded.
+        work.clear("buckets", is_bucket_file)?;
+        work.clear("shards", is_shard_file)?;
     }
-    for dir in [work.clone(), work.join("buckets"), work.join("shards")] {
-        std::fs::create_dir_all(&dir).map_err(|e| write_error(&shown(&dir), e))?;
-    }
-    std::fs::write(work.join("job"), &job).map_err(|e| write_error(&shown(&work.join("job")), e))?;
+    work.write_job(&job)?;
 
     let t = Instant::now();
-    let (counts, buckets_reused) = match read_counts(work, bits) {
-        Some(c) if same_job => (c, true),
-        _ => (pool.install(|| bucket(p, bits))?, false),
+    let (counts, buckets_reused) = match reused {
+        Some(c) => (c, true),
+        None => (pool.install(|| bucket(p, bits))?, false),
     };
     let bucket_secs = if buckets_reused {
         0.0
@@ -218,6 +247,7 @@ pub fn run(p: &Params) -> Result<Summary, Error> {
         assemble_secs: 0.0,
         total_secs: 0.0,
         buckets_reused,
+        input_check_secs,
         shards_reused: 0,
         memory_budget: p.memory,
         peak_rss: None,
@@ -242,11 +272,15 @@ pub fn run(p: &Params) -> Result<Summary, Error> {
     }
 
     let t = Instant::now();
-    let shard_files: Vec<PathBuf> = (0..1usize << bits).map(|i| shard_path(work, i)).collect();
+    let shard_files: Vec<PathBuf> = (0..1usize << bits).map(|i| shard_path(work.path(), i)).collect();
     let file_len = pool.install(|| assemble_files(&shard_files, bits, &p.out))?;
     let assemble_secs = t.elapsed().as_secs_f64();
     if !p.keep_work {
-        std::fs::remove_dir_all(work).map_err(|e| write_error(&shown(work), e))?;
+        // Only the build's own files, by name; a directory holding others
+        // stays (and the build says so).
+        if let (Some(kept), true) = (work.remove()?, p.progress) {
+            crate::output::note(&kept);
+        }
     }
     summary.file_len = file_len;
     summary.bits_per_key = file_len as f64 * 8.0 / num_keys as f64;
@@ -256,21 +290,27 @@ pub fn run(p: &Params) -> Result<Summary, Error> {
     Ok(summary)
 }
 
-/// The job description a rerun must match to reuse the work directory.
+/// Whether keys read from `keys` can be read again to prove them the same:
+/// a regular file (not standard input, as `-` or `/dev/stdin`).
+fn resumable(keys: &Path) -> bool {
+    keys != Path::new("-") && std::fs::metadata(keys).is_ok_and(|m| m.is_file())
+}
+
+/// The job description a rerun must match to reuse the work directory
+/// (and then the keys' content must match too: see [`read_done`]).
 fn job_text(p: &Params, bits: u32) -> String {
-    let input = match fingerprint(&p.keys) {
-        Some((path, len, mtime)) => format!("{} {len} {mtime}", path.display()),
-        None => "stdin".into(),
+    let input = if !resumable(&p.keys) {
+        "stdin".into()
+    } else {
+        let path = std::fs::canonicalize(&p.keys).unwrap_or_else(|_| p.keys.clone());
+        let len = std::fs::metadata(&p.keys).map_or(0, |m| m.len());
+        format!("{} {len}", path.display())
     };
     format!(
-        "ribbon big build job 2\ninput {input}\nformat {}\nshard_bits {bits}\nconfig {:?}\n",
+        "ribbon big build job 3\ninput {input}\nformat {}\nshard_bits {bits}\nconfig {:?}\n",
         p.format.name(),
         p.config
     )
-}
-
-fn job_reusable(p: &Params) -> bool {
-    fingerprint(&p.keys).is_some()
 }
 
 fn bucket_path(work: &Path, i: usize) -> PathBuf {
@@ -282,11 +322,24 @@ pub fn shard_path(work: &Path, i: usize) -> PathBuf {
     work.join("shards").join(format!("s{i:06}.rbn"))
 }
 
-/// The bucket counts of a finished phase 1.
-fn read_counts(work: &Path, bits: u32) -> Option<Vec<u64>> {
-    let text = std::fs::read_to_string(work.join("buckets").join("done")).ok()?;
-    let counts: Vec<u64> = text.lines().map(str::parse).collect::<Result<_, _>>().ok()?;
-    (counts.len() == 1 << bits).then_some(counts)
+/// The first line of `buckets/done`, before the digest of the keys.
+const DONE_DIGEST: &str = "input_xxh3_128 ";
+
+/// The digest of the keys bucketed and the bucket counts of a finished
+/// phase 1 (`buckets/done`: the digest's line, then one count a line).
+fn read_done(work: &Path, bits: u32) -> Option<(InputDigest, Vec<u64>)> {
+    let path = work.join("buckets").join("done");
+    // A regular file (not a link) of at most 2^20 counts.
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.file_type().is_file() || meta.len() > 64 << 20 {
+        return None;
+    }
+    let text = String::from_utf8(crate::input::read_regular(&path).ok()?).ok()?;
+    let mut lines = text.lines();
+    let digest = lines.next()?.strip_prefix(DONE_DIGEST)?;
+    let digest = InputDigest(u128::from_str_radix(digest, 16).ok()?);
+    let counts: Vec<u64> = lines.map(str::parse).collect::<Result<_, _>>().ok()?;
+    (counts.len() == 1 << bits).then_some((digest, counts))
 }
 
 /// Phase 1: reads the keys block by block (the next block is read while
@@ -301,11 +354,7 @@ fn bucket(p: &Params, bits: u32) -> Result<Vec<u64>, Error> {
     // blocks and their hashes), and no more than 512 KiB a bucket: larger
     // writes gain nothing.
     let cap = (p.memory / 2 / 8 / n as u64).clamp(64, 1 << 16) as usize;
-    // An interrupted run's partial bucket files are not reused.
-    let dir = p.work.join("buckets");
-    std::fs::remove_dir_all(&dir)
-        .and_then(|()| std::fs::create_dir(&dir))
-        .map_err(|e| write_error(&shown(&dir), e))?;
+    // (The caller removed an earlier run's bucket files.)
     let mut buffers: Vec<Vec<u64>> = vec![Vec::new(); n];
     let mut counts = vec![0u64; n];
     let total_bytes = std::fs::metadata(&p.keys)
@@ -316,7 +365,7 @@ fn bucket(p: &Params, bits: u32) -> Result<Vec<u64>, Error> {
     let t = Instant::now();
     let mut keys = 0u64;
     let threads = rayon::current_num_threads();
-    for_each_block(&p.keys, p.format, |data, first_line, consumed| {
+    let digest = for_each_block_digest(&p.keys, p.format, |data, first_line, consumed| {
         // Pieces for every core (four each, to even out their speeds), but
         // no more than keep the per-piece shard tables (4 bytes a shard)
         // within about four times the block's own hashes.
@@ -369,9 +418,10 @@ fn bucket(p: &Params, bits: u32) -> Result<Vec<u64>, Error> {
         .enumerate()
         .try_for_each(|(i, buf)| flush(&bucket_path(&p.work, i), buf))?;
     bar.finish_and_clear();
-    let done: String = counts.iter().map(|c| format!("{c}\n")).collect();
+    let mut done = format!("{DONE_DIGEST}{digest}\n");
+    done.extend(counts.iter().map(|c| format!("{c}\n")));
     let path = p.work.join("buckets").join("done");
-    std::fs::write(&path, done).map_err(|e| write_error(&shown(&path), e))?;
+    crate::output::write_file(&path, done.as_bytes())?;
     Ok(counts)
 }
 
@@ -536,7 +586,8 @@ pub fn build_one_shard(
 /// A bucket file's hashes (little-endian u64s), checking it holds `count`
 /// of them when given.
 fn read_bucket(path: &Path, count: Option<u64>) -> Result<Vec<u64>, Error> {
-    let bytes = std::fs::read(path).map_err(|e| read_error(path, e))?;
+    // A regular file: a FIFO given as --bucket is refused, not waited on.
+    let bytes = crate::input::read_regular(path)?;
     if !bytes.len().is_multiple_of(8) {
         return Err(Error::failed(format!(
             "{}: {} bytes, not a bucket file of 8-byte hashes",

@@ -7,7 +7,8 @@ use crate::input::decode_hex;
 use rayon::prelude::*;
 use ribbon::core::hash::get_slice_hash64;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use xxhash_rust::xxh3::Xxh3Default as Xxh3;
 
 /// Bytes read per block.
 const BLOCK: usize = 16 << 20;
@@ -76,13 +77,34 @@ type Full = (Vec<u8>, usize, u64, bool);
 pub fn for_each_block(
     path: &Path,
     format: KeyFormat,
+    sink: impl FnMut(&[u8], u64, u64) -> Result<u64, Error>,
+) -> Result<(), Error> {
+    blocks(path, format, None, sink)
+}
+
+/// [`for_each_block`], and also the [`InputDigest`] of every byte read
+/// (the whole input), computed on the reading thread as it reads.
+pub fn for_each_block_digest(
+    path: &Path,
+    format: KeyFormat,
+    sink: impl FnMut(&[u8], u64, u64) -> Result<u64, Error>,
+) -> Result<InputDigest, Error> {
+    let mut hasher = Xxh3::new();
+    blocks(path, format, Some(&mut hasher), sink)?;
+    Ok(InputDigest(hasher.digest128()))
+}
+
+fn blocks(
+    path: &Path,
+    format: KeyFormat,
+    digest: Option<&mut Xxh3>,
     mut sink: impl FnMut(&[u8], u64, u64) -> Result<u64, Error>,
 ) -> Result<(), Error> {
     std::thread::scope(|scope| {
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Result<Full, Error>>(1);
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-        scope.spawn(move || {
-            let result = read_blocks(path, format, &full_tx, &empty_rx);
+        let reader = scope.spawn(move || {
+            let result = read_blocks(path, format, &full_tx, &empty_rx, digest);
             if let Err(e) = result {
                 // The receiver is gone only when the sink failed first.
                 let _ = full_tx.send(Err(e));
@@ -98,8 +120,46 @@ pub fn for_each_block(
             // The reader may already have ended (it stops after the last block).
             let _ = empty_tx.send(buf);
         }
+        drop(empty_tx);
+        // The digest is complete once the reader has ended (it sends the
+        // last block after hashing it).
+        if reader.join().is_err() {
+            return Err(Error::failed(format!(
+                "{}: the reading thread failed",
+                shown(path)
+            )));
+        }
         Ok(())
     })
+}
+
+/// A digest of a key input's bytes (XXH3, 128 bits, of the whole input in
+/// order): what a resumed `big build` compares to prove its input is the
+/// one it bucketed. Not a cryptographic hash: it tells changed keys from
+/// the same ones, not a forgery made to collide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputDigest(pub u128);
+
+impl InputDigest {
+    /// Reads the regular file `path` whole and returns its digest.
+    pub fn of_file(path: &Path) -> Result<Self, Error> {
+        let mut file = crate::input::open_regular(path)?;
+        let mut hasher = Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = read_full(&mut file, &mut buf).map_err(|e| read_error(path, e))?;
+            hasher.update(&buf[..n]);
+            if n < buf.len() {
+                return Ok(InputDigest(hasher.digest128()));
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for InputDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
 }
 
 /// The reading thread of [`for_each_block`]: sends each block's whole keys
@@ -109,6 +169,7 @@ fn read_blocks(
     format: KeyFormat,
     full: &std::sync::mpsc::SyncSender<Result<Full, Error>>,
     empty: &std::sync::mpsc::Receiver<Vec<u8>>,
+    mut digest: Option<&mut Xxh3>,
 ) -> Result<(), Error> {
     let mut input = crate::input::open(path)?;
     let mut buf = vec![0u8; BLOCK];
@@ -116,6 +177,9 @@ fn read_blocks(
     let mut consumed = 0u64;
     loop {
         let n = read_full(&mut input, &mut buf[filled..]).map_err(|e| read_error(path, e))?;
+        if let Some(h) = digest.as_deref_mut() {
+            h.update(&buf[filled..filled + n]);
+        }
         filled += n;
         let eof = filled < buf.len();
         // The complete keys in the buffer.
@@ -280,22 +344,6 @@ pub fn estimate_keys(path: &Path, format: KeyFormat) -> Option<u64> {
             Some((len as f64 * lines as f64 / n.max(1) as f64).ceil() as u64)
         }
     }
-}
-
-/// The input's size and modification time, to recognise it on a rerun
-/// (None for standard input).
-pub fn fingerprint(path: &Path) -> Option<(PathBuf, u64, u128)> {
-    if path == Path::new("-") {
-        return None;
-    }
-    let meta = std::fs::metadata(path).ok()?;
-    let mtime = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_nanos();
-    Some((std::fs::canonicalize(path).ok()?, meta.len(), mtime))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod build;
 mod gen;
 mod keys;
 pub(crate) mod memory;
+mod work;
 
 use crate::error::{read_error, shown, Error};
 use crate::output::{to_json, Stdout};
@@ -126,9 +127,13 @@ pub struct AssembleArgs {
 
 const BUILD_HELP: &str = "\
 Work happens in --work DIR (default OUT.work): bucket files of 8 bytes per key, then one file per shard. \
-A rerun with the same input file, format, shard bits and settings reuses the finished bucketing and every \
-finished shard, so an interrupted build restarts where it stopped; the directory is removed on success \
-unless --keep-work. Building twice from the same keys with the same --shard-bits gives the same bytes, \
+DIR must be absent (the build creates it), empty, or an earlier build's work directory (it holds the \
+.ribbon-big-build marker); anything else, a symbolic link included, is refused, and neither the output nor \
+the keys may be inside it. A rerun with the same input file, format, shard bits and settings reads the keys \
+once more and, if their content is unchanged (XXH3-128 of every byte), reuses the finished bucketing and \
+every finished shard, so an interrupted build restarts where it stopped; keys from standard input are never \
+reused. On success the build deletes the files it wrote there, by name, and the directories it made, unless \
+--keep-work. Building twice from the same keys with the same --shard-bits gives the same bytes, \
 whatever --threads (the default shard bits depend on --threads and --memory). \
 Shards are independent: --stop-after bucketing, then 'ribbon big shard' per bucket on any machine and \
 'ribbon big assemble' (see 'ribbon big shard --help').";

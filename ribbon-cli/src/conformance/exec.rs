@@ -94,9 +94,28 @@ impl Scratch {
     /// Writes `text` to the scratch file `name` and returns its path.
     pub fn write(&self, name: &str, text: &str) -> Result<PathBuf, Error> {
         let path = self.path(name);
-        std::fs::write(&path, text).map_err(|e| crate::error::write_error(&path.display().to_string(), e))?;
+        std::io::Write::write_all(&mut fresh_file(&path)?, text.as_bytes())
+            .map_err(|e| crate::error::write_error(&path.display().to_string(), e))?;
         Ok(path)
     }
+}
+
+/// Creates the scratch file `path` anew: whatever the implementation under
+/// test left at that name (a link to a file of the user's, a FIFO) is
+/// removed first, never written through, and the file is created
+/// exclusively.
+fn fresh_file(path: &Path) -> Result<std::fs::File, Error> {
+    let err = |e| crate::error::write_error(&path.display().to_string(), e);
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(err(e)),
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(err)
 }
 
 impl Drop for Scratch {
@@ -118,9 +137,6 @@ impl Implementation<'_> {
         let n = CALLS.fetch_add(1, Ordering::Relaxed);
         let out_path = self.scratch.path(&format!("stdout-{n}"));
         let err_path = self.scratch.path(&format!("stderr-{n}"));
-        let create = |p: &Path| {
-            std::fs::File::create(p).map_err(|e| crate::error::write_error(&p.display().to_string(), e))
-        };
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(format!(
@@ -130,8 +146,8 @@ impl Implementation<'_> {
             .arg("sh")
             .args(args)
             .stdin(Stdio::null())
-            .stdout(create(&out_path)?)
-            .stderr(create(&err_path)?);
+            .stdout(fresh_file(&out_path)?)
+            .stderr(fresh_file(&err_path)?);
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd
@@ -179,10 +195,12 @@ impl Implementation<'_> {
     }
 }
 
-/// The first `max` bytes of the file at `path` (nothing when unreadable).
+/// The first `max` bytes of the file at `path` (nothing when unreadable,
+/// or when the call replaced it with something other than a regular file,
+/// such as a FIFO that would never end).
 fn read_at_most(path: &Path, max: u64) -> Vec<u8> {
     let mut out = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
+    if let Ok(f) = crate::input::open_regular(path) {
         let _ = f.take(max).read_to_end(&mut out);
     }
     out

@@ -252,7 +252,9 @@ fn build_check(imp: &Implementation, c: &FilterCase) -> Result<Option<String>, E
     if let Some(f) = outcome.failure(imp.limit) {
         return Ok(Some(f));
     }
-    match std::fs::read(&out_path) {
+    // A regular file only: an implementation that leaves a FIFO there
+    // must not make the runner wait forever.
+    match crate::input::read_regular(&out_path) {
         Ok(got) => Ok(compare_bytes(&c.filter, &got)),
         Err(e) => Ok(Some(format!("no filter written to --out: {e}"))),
     }
