@@ -231,11 +231,13 @@ impl Db {
         let options = OptionsFile::read(dir)?;
         version.check_num_levels(&options)?;
         let cf_id = version.column_family(name).map(|c| c.id).ok_or_else(|| {
-            let names: Vec<&str> = version
+            let names: Vec<String> = version
                 .column_families
                 .values()
-                .map(|c| c.name.as_str())
+                .map(|c| format!("{:?}", c.name))
                 .collect();
+            // Names quoted and escaped: the message stays one line whatever
+            // a MANIFEST names its families.
             DbError::argument(format!(
                 "no column family {name:?} (the database has {})",
                 names.join(", ")
