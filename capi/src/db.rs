@@ -95,16 +95,32 @@ pub unsafe extern "C" fn ribbon_db_get_paths_json(
 ) -> c_int {
     let json = |db: &RibbonDb| {
         // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? }.to_vec()?;
-        let paths = {
-            // A panic while the lock was held left the cache as it was
-            // between two files: still a valid cache.
-            let mut cache = db.cache.lock().unwrap_or_else(|p| p.into_inner());
-            db.db.get_paths(&keys, &mut cache).map_err(|e| db_failure(&e))?
-        };
-        let doc: Vec<GetPathReport> = paths.iter().map(|p| p.report(None, &db.labels)).collect();
-        serde_json::to_string(&doc)
-            .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        // A panic while the lock was held left the cache as it was
+        // between two files: still a valid cache.
+        let mut cache = db.cache.lock().unwrap_or_else(|p| p.into_inner());
+        // Chunk by chunk, so that the reader's buffers (one Get path per
+        // key) stay small whatever the batch's size; the text grows
+        // fallibly (a batch too large is RIBBON_ERR_MEMORY).
+        let mut text = String::from("[");
+        for from in (0..keys.len()).step_by(guard::CHUNK_KEYS) {
+            let to = keys.len().min(from + guard::CHUNK_KEYS);
+            let slices = keys.range(from, to).to_vec()?;
+            let paths = db.db.get_paths(&slices, &mut cache).map_err(|e| db_failure(&e))?;
+            for p in &paths {
+                let report: GetPathReport = p.report(None, &db.labels);
+                let one = serde_json::to_string(&report)
+                    .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))?;
+                text.try_reserve(one.len() + 2)
+                    .map_err(|_| Failure::memory("the JSON report", keys.len()))?;
+                if text.len() > 1 {
+                    text.push(',');
+                }
+                text.push_str(&one);
+            }
+        }
+        text.push(']');
+        Ok(text)
     };
     // SAFETY: as the caller vouches.
     unsafe { guard::string_of(db, "the database handle", out, json) }
