@@ -61,7 +61,10 @@
 // An open database directory (opaque): one column family's live files
 // from its MANIFEST, and its unflushed writes replayed from the WALs, as
 // RocksDB 11.8 recovers them. SST files are opened on first use and kept
-// open (at most 256). Safe to share between threads (queries take turns).
+// open (at most 256). Safe to share between threads (queries take turns),
+// and usable in a child process forked while another thread was querying
+// it (the child opens the files it needs for each call instead of
+// waiting on a lock no thread of the child will release).
 typedef struct RibbonDb RibbonDb;
 
 // The keys only in A and only in B (opaque), each list sorted bytewise.

@@ -11,12 +11,19 @@ use std::sync::Mutex;
 /// An open database directory (opaque): one column family's live files
 /// from its MANIFEST, and its unflushed writes replayed from the WALs, as
 /// RocksDB 11.8 recovers them. SST files are opened on first use and kept
-/// open (at most 256). Safe to share between threads (queries take turns).
+/// open (at most 256). Safe to share between threads (queries take turns),
+/// and usable in a child process forked while another thread was querying
+/// it (the child opens the files it needs for each call instead of
+/// waiting on a lock no thread of the child will release).
 pub struct RibbonDb {
     db: Db,
     /// The live files' levels and names, for the JSON reports.
     labels: FileLabels,
     cache: Mutex<FileCache>,
+    /// The process that opened it: a child forked later never takes the
+    /// cache's lock, which a thread of the parent may have held at the
+    /// fork (it would never be released in the child).
+    pid: u32,
 }
 
 fn db_failure(e: &DbError) -> Failure {
@@ -55,6 +62,7 @@ pub unsafe extern "C" fn ribbon_db_open(
             labels: FileLabels::of(&db),
             db,
             cache: Mutex::new(FileCache::new()),
+            pid: std::process::id(),
         })
     };
     // SAFETY: as the caller vouches.
@@ -97,8 +105,16 @@ pub unsafe extern "C" fn ribbon_db_get_paths_json(
         // SAFETY: as the caller vouches.
         let keys = unsafe { Keys::new(keys, key_lens, n)? };
         // A panic while the lock was held left the cache as it was
-        // between two files: still a valid cache.
-        let mut cache = db.cache.lock().unwrap_or_else(|p| p.into_inner());
+        // between two files: still a valid cache. In a forked child, files
+        // of its own for this call.
+        let mut own = FileCache::new();
+        let mut locked;
+        let cache: &mut FileCache = if std::process::id() == db.pid {
+            locked = db.cache.lock().unwrap_or_else(|p| p.into_inner());
+            &mut locked
+        } else {
+            &mut own
+        };
         // Chunk by chunk, so that the reader's buffers (one Get path per
         // key) stay small whatever the batch's size; the text grows
         // fallibly (a batch too large is RIBBON_ERR_MEMORY).
@@ -106,7 +122,7 @@ pub unsafe extern "C" fn ribbon_db_get_paths_json(
         for from in (0..keys.len()).step_by(guard::CHUNK_KEYS) {
             let to = keys.len().min(from + guard::CHUNK_KEYS);
             let slices = keys.range(from, to).to_vec()?;
-            let paths = db.db.get_paths(&slices, &mut cache).map_err(|e| db_failure(&e))?;
+            let paths = db.db.get_paths(&slices, cache).map_err(|e| db_failure(&e))?;
             for p in &paths {
                 let report: GetPathReport = p.report(None, &db.labels);
                 let one = serde_json::to_string(&report)

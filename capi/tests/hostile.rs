@@ -246,3 +246,99 @@ fn a_failed_database_fill_leaves_the_sketch_as_it_was() {
         ribbon_db_close(db);
     }
 }
+
+/// `ribbon_db_get_paths_json` of `keys`, its code.
+fn get_paths(db: *const RibbonDb, keys: &[Vec<u8>]) -> i32 {
+    let p: Vec<*const u8> = keys.iter().map(|k| k.as_ptr()).collect();
+    let l: Vec<usize> = keys.iter().map(Vec::len).collect();
+    let mut json = null_mut();
+    // SAFETY: a live handle, arrays over live keys, a valid out-pointer.
+    let rc = unsafe { ribbon_db_get_paths_json(db, p.as_ptr(), l.as_ptr(), keys.len(), &mut json) };
+    // SAFETY: as returned (NULL is a no-op).
+    unsafe { ribbon_string_free(json) };
+    rc
+}
+
+/// A database handle shared with a thread, as a `Send` address.
+struct Shared(*mut RibbonDb);
+// SAFETY: a RibbonDb may be queried from any thread (the header says so).
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+/// The child half of `a_forked_child_never_waits_on_the_parents_lock`:
+/// runs only when that test starts it (it forks, so in a process of its
+/// own).
+#[test]
+fn fork_child() {
+    if std::env::var_os("RIBBON_CAPI_FORK_CHILD").is_none() {
+        return;
+    }
+    let dir = root().join("sst/tests/fixtures-db/l0_only/db");
+    let mut db = null_mut();
+    // SAFETY: valid path and out-pointer.
+    let rc = unsafe { ribbon_db_open(cpath(&dir).as_ptr(), null(), &mut db) };
+    assert_eq!(rc, RIBBON_OK);
+    let shared = std::sync::Arc::new(Shared(db));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let batch: Vec<Vec<u8>> = (0..50_000u32).map(|i| format!("probe{i}").into_bytes()).collect();
+    let busy = {
+        let (shared, stop) = (shared.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(get_paths(shared.0, &batch), RIBBON_OK);
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    for round in 0..20 {
+        // SAFETY: fork; the child only queries and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let rc = get_paths(shared.0, &[b"k".to_vec()]);
+            // SAFETY: ends the child at once (no destructors, no atexit).
+            unsafe { libc::_exit(if rc == RIBBON_OK { 0 } else { 1 }) };
+        }
+        assert!(pid > 0);
+        let start = std::time::Instant::now();
+        let mut status = 0;
+        loop {
+            // SAFETY: our child; a valid status pointer.
+            let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if done == pid {
+                break;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                // SAFETY: our child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                panic!("round {round}: the forked child hung on the parent's lock");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "round {round}"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    busy.join().unwrap();
+    // SAFETY: a live handle, closed once, no other user.
+    unsafe { ribbon_db_close(db) };
+    println!("forked children answered");
+}
+
+#[test]
+fn a_forked_child_never_waits_on_the_parents_lock() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "fork_child", "--nocapture", "--test-threads=1"])
+        .env("RIBBON_CAPI_FORK_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("forked children answered"), "{text}");
+}
