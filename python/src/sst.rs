@@ -94,7 +94,10 @@ impl SstFile {
     /// ``S<n>`` array), in order, asked in one batch with the GIL released.
     fn may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         let sst = self.get()?;
-        answer_many(py, keys, |keys| Ok(sst.key_may_match_many(&keys.slices())))
+        answer_many(py, keys, |keys, out| {
+            out.copy_from_slice(&sst.key_may_match_many(&keys.slices()?));
+            Ok(())
+        })
     }
 
     /// prefix_may_match(key) -> bool
@@ -114,9 +117,10 @@ impl SstFile {
     /// ``prefix_may_match`` of each key, in order, with the GIL released.
     fn prefix_may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         let sst = self.get()?;
-        answer_many(py, keys, |keys| {
-            sst.prefix_may_match_many(&keys.slices())
-                .map_err(sst_error)
+        answer_many(py, keys, |keys, out| {
+            let got = sst.prefix_may_match_many(&keys.slices()?).map_err(sst_error)?;
+            out.copy_from_slice(&got);
+            Ok(())
         })
     }
 
