@@ -50,7 +50,8 @@
 #define RIBBON_ERR_PANIC 8
 
 // Memory for a buffer whose size the call's arguments set (a batch of
-// keys, their hashes, a filter built from them) could not be allocated:
+// keys, their hashes, a filter built from them, a copy of the caller's
+// bytes) could not be allocated:
 // the call changed nothing; retry with a smaller batch.
 #define RIBBON_ERR_MEMORY 9
 

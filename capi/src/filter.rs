@@ -99,7 +99,9 @@ pub unsafe extern "C" fn ribbon_filter_open(
         guard::open_bytes(data, len, "the filter bytes", out, |data| {
             FilterReader::parse(data)
                 .map_err(|e| Failure::new(RIBBON_ERR_CORRUPT, format!("not a RocksDB filter: {e}")))?;
-            Ok(RibbonFilter { bytes: data.into() })
+            Ok(RibbonFilter {
+                bytes: guard::copy_bytes(data, "the filter bytes")?,
+            })
         })
     }
 }

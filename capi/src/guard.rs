@@ -34,7 +34,8 @@ pub const RIBBON_ERR_TOO_LARGE: c_int = 7;
 /// involved should not be used again.
 pub const RIBBON_ERR_PANIC: c_int = 8;
 /// Memory for a buffer whose size the call's arguments set (a batch of
-/// keys, their hashes, a filter built from them) could not be allocated:
+/// keys, their hashes, a filter built from them, a copy of the caller's
+/// bytes) could not be allocated:
 /// the call changed nothing; retry with a smaller batch.
 pub const RIBBON_ERR_MEMORY: c_int = 9;
 
@@ -77,6 +78,20 @@ pub(crate) fn with_room<T>(n: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| Failure::memory(what, n))?;
     Ok(v)
+}
+
+/// A copy of the caller's bytes (`what`, in the error), allocated
+/// fallibly ([`RIBBON_ERR_MEMORY`]).
+pub(crate) fn copy_bytes(data: &[u8], what: &str) -> Result<Box<[u8]>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(data.len()).map_err(|_| {
+        Failure::new(
+            RIBBON_ERR_MEMORY,
+            format!("cannot allocate a copy of {what} ({} bytes)", data.len()),
+        )
+    })?;
+    v.extend_from_slice(data);
+    Ok(v.into_boxed_slice())
 }
 
 /// Keys per chunk of a batch query: the libraries' own buffers for one

@@ -27,9 +27,10 @@
 //!   not NULL must point to as many valid bytes as its length says (C
 //!   cannot check that).
 //! * A buffer whose size the caller sets (a batch of keys, their hashes,
-//!   a filter built from them) is allocated fallibly: a batch too large
-//!   for the memory available is [`RIBBON_ERR_MEMORY`], never an abort.
-//!   Batch queries work chunk by chunk into the caller's answer buffer.
+//!   a filter built from them, a copy of the caller's bytes) is allocated
+//!   fallibly: an input too large for the memory available is
+//!   [`RIBBON_ERR_MEMORY`], never an abort. Batch queries work chunk by
+//!   chunk into the caller's answer buffer.
 //! * No panic crosses the boundary: each entry point runs under
 //!   `catch_unwind`, and a caught panic is [`RIBBON_ERR_PANIC`].
 //! * Handles are opaque; each has one `*_close`/`*_free` function, which

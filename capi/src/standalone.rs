@@ -236,7 +236,7 @@ pub unsafe extern "C" fn ribbon_standalone_open_bytes(
     // SAFETY: as the caller vouches.
     unsafe {
         guard::open_bytes(data, len, "the filter bytes", out, |data| {
-            RibbonStandalone::new(Storage::Owned(data.into()))
+            RibbonStandalone::new(Storage::Owned(guard::copy_bytes(data, "the filter bytes")?))
         })
     }
 }
@@ -450,7 +450,7 @@ pub unsafe extern "C" fn ribbon_sharded_open_bytes(
     // SAFETY: as the caller vouches.
     unsafe {
         guard::open_bytes(data, len, "the container bytes", out, |data| {
-            RibbonSharded::new(Storage::Owned(data.into()))
+            RibbonSharded::new(Storage::Owned(guard::copy_bytes(data, "the container bytes")?))
         })
     }
 }

@@ -131,6 +131,30 @@ fn alloc_child() {
     let rc = unsafe { ribbon_standalone_build(null(), keys, lens, n, &mut h) };
     assert_eq!(rc, RIBBON_ERR_MEMORY, "ribbon_standalone_build: {}", last_error());
     assert!(h.is_null());
+    // Bytes too large to copy: the open functions that copy them.
+    let data = map as *const u8;
+    let mut sst = null_mut();
+    // SAFETY: `bytes` readable bytes; a valid out-pointer.
+    let rc = unsafe { ribbon_sst_open_bytes(data, bytes, &mut sst) };
+    assert_eq!(rc, RIBBON_ERR_MEMORY, "ribbon_sst_open_bytes: {}", last_error());
+    let mut f = null_mut();
+    // SAFETY: as above.
+    let rc = unsafe { ribbon_standalone_open_bytes(data, bytes, &mut f) };
+    assert_eq!(
+        rc,
+        RIBBON_ERR_MEMORY,
+        "ribbon_standalone_open_bytes: {}",
+        last_error()
+    );
+    let mut sh = null_mut();
+    // SAFETY: as above.
+    let rc = unsafe { ribbon_sharded_open_bytes(data, bytes, &mut sh) };
+    assert_eq!(
+        rc,
+        RIBBON_ERR_MEMORY,
+        "ribbon_sharded_open_bytes: {}",
+        last_error()
+    );
     // Still alive, and a small batch still builds.
     // SAFETY: as above, 1000 keys.
     let rc = unsafe { ribbon_standalone_build(null(), keys, lens, 1000, &mut h) };

@@ -159,7 +159,9 @@ impl FilterReader {
     #[new]
     fn new(data: &[u8]) -> PyResult<Self> {
         Reader::parse(data).map_err(|e| NotAFilterError::new_err(e.to_string()))?;
-        Ok(Self { data: data.to_vec() })
+        Ok(Self {
+            data: crate::keys::copy_bytes(data)?,
+        })
     }
 
     /// may_match(key) -> bool
@@ -323,7 +325,7 @@ impl Ribbon {
     /// version, length and both checksums (``CorruptionError``).
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        let owned = data.to_vec();
+        let owned = crate::keys::copy_bytes(data)?;
         let r = py
             .detach(|| RibbonRef::from_bytes(&owned).map(|v| v.to_ribbon()))
             .map_err(standalone_error)?;

@@ -59,6 +59,15 @@ pub fn with_room<T>(n: usize, what: &str) -> PyResult<Vec<T>> {
     Ok(v)
 }
 
+/// A copy of the caller's bytes, or `MemoryError`.
+pub fn copy_bytes(data: &[u8]) -> PyResult<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(data.len())
+        .map_err(|_| PyMemoryError::new_err(format!("cannot allocate a copy of {} bytes", data.len())))?;
+    v.extend_from_slice(data);
+    Ok(v)
+}
+
 /// `n` copies of `value`, or `MemoryError`.
 pub fn filled<T: Clone>(value: T, n: usize, what: &str) -> PyResult<Vec<T>> {
     let mut v = with_room(n, what)?;

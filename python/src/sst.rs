@@ -68,7 +68,7 @@ impl SstFile {
     /// A table from the whole file's bytes (copied).
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        let owned = data.to_vec();
+        let owned = crate::keys::copy_bytes(data)?;
         let sst = py.detach(|| RustSst::from_bytes(owned)).map_err(sst_error)?;
         Ok(Self::open(sst, None))
     }

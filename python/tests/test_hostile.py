@@ -91,6 +91,7 @@ import rocks_ribbon as rr
 
 N = 100_000_000
 keys = np.zeros(N, dtype="S1")  # 100 MB here; 8 bytes of hash per key in Rust
+big = bytes(500 << 20)  # 500 MB here: no room for a copy
 reader = rr.FilterReader(rr.build_filter("ribbonfilter:10", [b"a"]))
 ribbon = rr.Ribbon.build([b"a"])
 sketch = rr.Sketch(10)
@@ -100,6 +101,8 @@ calls = [
     ("build_filter", lambda: rr.build_filter("ribbonfilter:10", keys)),
     ("Ribbon.build", lambda: rr.Ribbon.build(keys)),
     ("Sketch.insert_many", lambda: sketch.insert_many(keys)),
+    ("SstFile.from_bytes", lambda: rr.SstFile.from_bytes(big)),
+    ("Ribbon.from_bytes", lambda: rr.Ribbon.from_bytes(big)),
     EXTRA
 ]
 vm = int([l for l in open("/proc/self/status") if l.startswith("VmSize:")][0].split()[1]) * 1024
@@ -129,7 +132,7 @@ def test_a_batch_too_large_is_a_memory_error_not_an_abort(tmp_path):
     r = run_python(MEMORY_CHILD.replace("EXTRA", extra), timeout=120)
     assert r.returncode == 0, f"the interpreter died ({r.returncode}): {r.stdout}\n{r.stderr}"
     # Builds hold a hash (or a slice) per key: 800 MB and more, past the limit.
-    for what in ["build_filter", "Ribbon.build", "Sketch.insert_many"]:
+    for what in ["build_filter", "Ribbon.build", "Sketch.insert_many", "SstFile.from_bytes", "Ribbon.from_bytes"]:
         assert f"MemoryError {what} cannot allocate" in r.stdout, (what, r.stdout, r.stderr)
     # Queries answer in chunks into one buffer of a byte per key, or raise.
     for what in ["FilterReader.may_match_many", "Ribbon.may_match_many", "Db.get_paths"]:
