@@ -166,7 +166,9 @@ fn hash_arrow<'py>(
     length: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let keys = arrow_keys(offsets, data, offset, length)?;
-    let mut out: Vec<u8> = crate::keys::with_room(keys.len().saturating_mul(8), "the key hashes")?;
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve_exact(keys.len().saturating_mul(8))
+        .map_err(|_| crate::keys::memory_error("the key hashes", keys.len()))?;
     py.detach(|| {
         for k in &keys {
             out.extend_from_slice(&get_slice_hash64(k).to_le_bytes());
