@@ -49,6 +49,12 @@
 // involved should not be used again.
 #define RIBBON_ERR_PANIC 8
 
+// Memory for a buffer whose size the call's arguments set (a batch of
+// keys, their hashes, a filter built from them, a copy of the caller's
+// bytes) could not be allocated:
+// the call changed nothing; retry with a smaller batch.
+#define RIBBON_ERR_MEMORY 9
+
 // The most heap bytes one sketch may take (1 GiB: about 16 million
 // cells, for differences of about 10 million keys).
 #define RIBBON_SKETCH_MAX_BYTES (1 << 30)
@@ -56,7 +62,10 @@
 // An open database directory (opaque): one column family's live files
 // from its MANIFEST, and its unflushed writes replayed from the WALs, as
 // RocksDB 11.8 recovers them. SST files are opened on first use and kept
-// open (at most 256). Safe to share between threads (queries take turns).
+// open (at most 256). Safe to share between threads (queries take turns),
+// and usable in a child process forked while another thread was querying
+// it (the child opens the files it needs for each call instead of
+// waiting on a lock no thread of the child will release).
 typedef struct RibbonDb RibbonDb;
 
 // The keys only in A and only in B (opaque), each list sorted bytewise.
@@ -180,11 +189,12 @@ int ribbon_db_get_paths_json(const struct RibbonDb *db,
 // Builds the filter block RocksDB 11.8 writes for `n` keys under
 // `policy` (a policy id as RocksDB's options strings name them:
 // `ribbonfilter:10`, `bloomfilter:10:false`, `rust.RibbonFilter:10`, ...)
-// in a table of `format_version` (2 to 7; 7 is RocksDB 11.8's default),
+// in a table of `format_version` (0 to 7, as RocksDB 11.8 accepts: 0 and
+// 1 write as 2; 7 is RocksDB 11.8's default),
 // as SstFileWriter builds it (level -1). The bytes go to `*out`,
 // `*out_len` (free with [`crate::ribbon_bytes_free`]); they equal
 // RocksDB's byte for byte. Errors: [`crate::RIBBON_ERR_ARGUMENT`] for a
-// policy that does not parse or a format_version outside 2 to 7,
+// policy that does not parse or a format_version outside 0 to 7,
 // [`crate::RIBBON_ERR_UNSUPPORTED`] for a policy that builds no filter
 // there.
 //
@@ -258,7 +268,8 @@ int ribbon_filter_describe(const struct RibbonFilter *filter, char **out);
 // `out` NULL or writable.
 int ribbon_sketch_new(uint64_t seed, size_t cells, struct RibbonSketch **out);
 
-// Adds `n` keys to the sketch (each key of a set once).
+// Adds `n` keys to the sketch (each key of a set once), all or nothing:
+// every key is checked before any is added.
 //
 // # Safety
 // `sketch` NULL or live and used by no other thread during the call; the
@@ -269,7 +280,11 @@ int ribbon_sketch_insert_many(struct RibbonSketch *sketch,
                               size_t n);
 
 // Adds every live key of an open database (its newest entry neither a
-// deletion nor covered by a range deletion) to the sketch.
+// deletion nor covered by a range deletion) to the sketch, all or
+// nothing: the keys go into a new sketch of the same parameters, added to
+// this one only once the whole database has been read, so a failure
+// (an unreadable file, [`crate::RIBBON_ERR_MEMORY`] for the second
+// sketch) leaves the sketch as it was.
 //
 // # Safety
 // `sketch` as in [`ribbon_sketch_insert_many`]; `db` NULL or live.

@@ -11,12 +11,19 @@ use std::sync::Mutex;
 /// An open database directory (opaque): one column family's live files
 /// from its MANIFEST, and its unflushed writes replayed from the WALs, as
 /// RocksDB 11.8 recovers them. SST files are opened on first use and kept
-/// open (at most 256). Safe to share between threads (queries take turns).
+/// open (at most 256). Safe to share between threads (queries take turns),
+/// and usable in a child process forked while another thread was querying
+/// it (the child opens the files it needs for each call instead of
+/// waiting on a lock no thread of the child will release).
 pub struct RibbonDb {
     db: Db,
     /// The live files' levels and names, for the JSON reports.
     labels: FileLabels,
     cache: Mutex<FileCache>,
+    /// The process that opened it: a child forked later never takes the
+    /// cache's lock, which a thread of the parent may have held at the
+    /// fork (it would never be released in the child).
+    pid: u32,
 }
 
 fn db_failure(e: &DbError) -> Failure {
@@ -58,6 +65,7 @@ pub unsafe extern "C" fn ribbon_db_open(
             labels: FileLabels::of(&db),
             db,
             cache: Mutex::new(FileCache::new()),
+            pid: std::process::id(),
         })
     };
     // SAFETY: as the caller vouches.
@@ -98,16 +106,40 @@ pub unsafe extern "C" fn ribbon_db_get_paths_json(
 ) -> c_int {
     let json = |db: &RibbonDb| {
         // SAFETY: as the caller vouches.
-        let keys = unsafe { Keys::new(keys, key_lens, n)? }.to_vec()?;
-        let paths = {
-            // A panic while the lock was held left the cache as it was
-            // between two files: still a valid cache.
-            let mut cache = db.cache.lock().unwrap_or_else(|p| p.into_inner());
-            db.db.get_paths(&keys, &mut cache).map_err(|e| db_failure(&e))?
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        // A panic while the lock was held left the cache as it was
+        // between two files: still a valid cache. In a forked child, files
+        // of its own for this call.
+        let mut own = FileCache::new();
+        let mut locked;
+        let cache: &mut FileCache = if std::process::id() == db.pid {
+            locked = db.cache.lock().unwrap_or_else(|p| p.into_inner());
+            &mut locked
+        } else {
+            &mut own
         };
-        let doc: Vec<GetPathReport> = paths.iter().map(|p| p.report(None, &db.labels)).collect();
-        serde_json::to_string(&doc)
-            .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))
+        // Chunk by chunk, so that the reader's buffers (one Get path per
+        // key) stay small whatever the batch's size; the text grows
+        // fallibly (a batch too large is RIBBON_ERR_MEMORY).
+        let mut text = String::from("[");
+        for from in (0..keys.len()).step_by(guard::CHUNK_KEYS) {
+            let to = keys.len().min(from + guard::CHUNK_KEYS);
+            let slices = keys.range(from, to).to_vec()?;
+            let paths = db.db.get_paths(&slices, cache).map_err(|e| db_failure(&e))?;
+            for p in &paths {
+                let report: GetPathReport = p.report(None, &db.labels);
+                let one = serde_json::to_string(&report)
+                    .map_err(|e| Failure::new(RIBBON_ERR_UNSUPPORTED, format!("Get paths as JSON: {e}")))?;
+                text.try_reserve(one.len() + 2)
+                    .map_err(|_| Failure::memory("the JSON report", keys.len()))?;
+                if text.len() > 1 {
+                    text.push(',');
+                }
+                text.push_str(&one);
+            }
+        }
+        text.push(']');
+        Ok(text)
     };
     // SAFETY: as the caller vouches.
     unsafe { guard::string_of(db, "the database handle", out, json) }

@@ -25,11 +25,12 @@ impl RibbonFilter {
 /// Builds the filter block RocksDB 11.8 writes for `n` keys under
 /// `policy` (a policy id as RocksDB's options strings name them:
 /// `ribbonfilter:10`, `bloomfilter:10:false`, `rust.RibbonFilter:10`, ...)
-/// in a table of `format_version` (2 to 7; 7 is RocksDB 11.8's default),
+/// in a table of `format_version` (0 to 7, as RocksDB 11.8 accepts: 0 and
+/// 1 write as 2; 7 is RocksDB 11.8's default),
 /// as SstFileWriter builds it (level -1). The bytes go to `*out`,
 /// `*out_len` (free with [`crate::ribbon_bytes_free`]); they equal
 /// RocksDB's byte for byte. Errors: [`crate::RIBBON_ERR_ARGUMENT`] for a
-/// policy that does not parse or a format_version outside 2 to 7,
+/// policy that does not parse or a format_version outside 0 to 7,
 /// [`crate::RIBBON_ERR_UNSUPPORTED`] for a policy that builds no filter
 /// there.
 ///
@@ -55,11 +56,8 @@ pub unsafe extern "C" fn ribbon_filter_build(
         let policy: FilterPolicy = policy_str
             .parse()
             .map_err(|e| Failure::new(RIBBON_ERR_ARGUMENT, format!("{e}")))?;
-        if !(2..=7).contains(&format_version) {
-            return Err(Failure::argument(format!(
-                "format_version {format_version}: RocksDB 11.8 writes 2 to 7"
-            )));
-        }
+        let format_version = rocks_ribbon::check_format_version(format_version.into())
+            .map_err(|e| Failure::argument(e.to_string()))?;
         let ctx = BuildContext::sst_file_writer(format_version);
         let mut builder = FilterBuilder::new(&policy, &ctx).ok_or_else(|| {
             Failure::new(
@@ -67,6 +65,10 @@ pub unsafe extern "C" fn ribbon_filter_build(
                 format!("policy {policy_str} builds no filter at format_version {format_version}"),
             )
         })?;
+        // The builder's hash per key, allocated fallibly up front.
+        builder
+            .try_reserve(keys.len())
+            .map_err(|_| Failure::memory("the key hashes", keys.len()))?;
         for i in 0..keys.len() {
             builder.add_key(keys.get(i)?);
         }
@@ -97,7 +99,9 @@ pub unsafe extern "C" fn ribbon_filter_open(
         guard::open_bytes(data, len, "the filter bytes", out, |data| {
             FilterReader::parse(data)
                 .map_err(|e| Failure::new(RIBBON_ERR_CORRUPT, format!("not a RocksDB filter: {e}")))?;
-            Ok(RibbonFilter { bytes: data.into() })
+            Ok(RibbonFilter {
+                bytes: guard::copy_bytes(data, "the filter bytes")?,
+            })
         })
     }
 }

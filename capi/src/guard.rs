@@ -33,6 +33,11 @@ pub const RIBBON_ERR_TOO_LARGE: c_int = 7;
 /// An internal error (a panic) was caught at the boundary; the handle
 /// involved should not be used again.
 pub const RIBBON_ERR_PANIC: c_int = 8;
+/// Memory for a buffer whose size the call's arguments set (a batch of
+/// keys, their hashes, a filter built from them, a copy of the caller's
+/// bytes) could not be allocated:
+/// the call changed nothing; retry with a smaller batch.
+pub const RIBBON_ERR_MEMORY: c_int = 9;
 
 /// A failure: its code and one-line message.
 #[derive(Debug)]
@@ -56,7 +61,43 @@ impl Failure {
     pub(crate) fn argument(message: impl Into<String>) -> Self {
         Self::new(RIBBON_ERR_ARGUMENT, message)
     }
+
+    /// [`RIBBON_ERR_MEMORY`]: `what` for `n` keys could not be allocated.
+    pub(crate) fn memory(what: &str, n: usize) -> Self {
+        Self::new(
+            RIBBON_ERR_MEMORY,
+            format!("cannot allocate {what} for {n} keys: the batch is too large for the memory available"),
+        )
+    }
 }
+
+/// An empty vector with room for exactly `n` elements (`what`, in the
+/// error), or [`RIBBON_ERR_MEMORY`]: the one way this library allocates a
+/// buffer whose size the caller sets.
+pub(crate) fn with_room<T>(n: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Failure::memory(what, n))?;
+    Ok(v)
+}
+
+/// A copy of the caller's bytes (`what`, in the error), allocated
+/// fallibly ([`RIBBON_ERR_MEMORY`]).
+pub(crate) fn copy_bytes(data: &[u8], what: &str) -> Result<Box<[u8]>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(data.len()).map_err(|_| {
+        Failure::new(
+            RIBBON_ERR_MEMORY,
+            format!("cannot allocate a copy of {what} ({} bytes)", data.len()),
+        )
+    })?;
+    v.extend_from_slice(data);
+    Ok(v.into_boxed_slice())
+}
+
+/// Keys per chunk of a batch query: the libraries' own buffers for one
+/// chunk (hashes, key slices, answers) stay small whatever the batch's
+/// size, and the answers go straight to the caller's buffer.
+pub(crate) const CHUNK_KEYS: usize = 1 << 16;
 
 pub(crate) type Result<T> = std::result::Result<T, Failure>;
 
@@ -221,9 +262,22 @@ impl<'a> Keys<'a> {
         Ok(unsafe { std::slice::from_raw_parts(p, len) })
     }
 
-    /// Every key, checked, as slices.
+    /// Every key, checked, as slices ([`RIBBON_ERR_MEMORY`] when the
+    /// vector cannot be allocated).
     pub(crate) fn to_vec(&self) -> Result<Vec<&'a [u8]>> {
-        (0..self.len()).map(|i| self.get(i)).collect()
+        let mut v = with_room(self.len(), "the key slices")?;
+        for i in 0..self.len() {
+            v.push(self.get(i)?);
+        }
+        Ok(v)
+    }
+
+    /// Keys `from..to` (`from <= to <= len`).
+    pub(crate) fn range(&self, from: usize, to: usize) -> Keys<'a> {
+        Keys {
+            ptrs: &self.ptrs[from..to],
+            lens: &self.lens[from..to],
+        }
     }
 }
 
@@ -365,11 +419,14 @@ impl Failure {
 }
 
 impl Keys<'_> {
-    /// Every key's 64-bit hash (RocksDB's `GetSliceHash64`), checked.
+    /// Every key's 64-bit hash (RocksDB's `GetSliceHash64`), checked
+    /// ([`RIBBON_ERR_MEMORY`] when the vector cannot be allocated).
     pub(crate) fn hashes(&self) -> Result<Vec<u64>> {
-        (0..self.len())
-            .map(|i| Ok(rocks_ribbon::core::hash::get_slice_hash64(self.get(i)?)))
-            .collect()
+        let mut v = with_room(self.len(), "the key hashes")?;
+        for i in 0..self.len() {
+            v.push(rocks_ribbon::core::hash::get_slice_hash64(self.get(i)?));
+        }
+        Ok(v)
     }
 }
 
@@ -477,7 +534,9 @@ pub(crate) unsafe fn answer_key<H>(
 }
 
 /// An entry point that answers a batch of `n` keys about handle `h`
-/// (named `what`): `ask` writes key `i`'s answer to the zeroed `out[i]`.
+/// (named `what`): `ask` is called on each chunk of at most [`CHUNK_KEYS`]
+/// keys, in order, and writes the chunk's key `i`'s answer to the zeroed
+/// `out[i]` of the chunk's answers (so that no buffer grows with `n`).
 ///
 /// # Safety
 /// `h` as in [`handle`]; the key arrays as in [`Keys::new`]; `out` as in
@@ -489,7 +548,7 @@ pub(crate) unsafe fn answer_keys<H>(
     key_lens: *const usize,
     n: usize,
     out: *mut u8,
-    ask: impl FnOnce(&H, &Keys<'_>, &mut [bool]) -> Result<()>,
+    ask: impl Fn(&H, &Keys<'_>, &mut [bool]) -> Result<()>,
 ) -> c_int {
     guard(|| {
         // SAFETY: as the caller vouches.
@@ -498,7 +557,11 @@ pub(crate) unsafe fn answer_keys<H>(
         let keys = unsafe { Keys::new(keys, key_lens, n)? };
         // SAFETY: as the caller vouches.
         let out = unsafe { answers(out, n)? };
-        ask(h, &keys, out)
+        for (i, part) in out.chunks_mut(CHUNK_KEYS).enumerate() {
+            let from = i * CHUNK_KEYS;
+            ask(h, &keys.range(from, from + part.len()), part)?;
+        }
+        Ok(())
     })
 }
 

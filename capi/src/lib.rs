@@ -26,6 +26,11 @@
 //!   is [`RIBBON_ERR_NULL`], never undefined behaviour. A pointer that is
 //!   not NULL must point to as many valid bytes as its length says (C
 //!   cannot check that).
+//! * A buffer whose size the caller sets (a batch of keys, their hashes,
+//!   a filter built from them, a copy of the caller's bytes) is allocated
+//!   fallibly: an input too large for the memory available is
+//!   [`RIBBON_ERR_MEMORY`], never an abort. Batch queries work chunk by
+//!   chunk into the caller's answer buffer.
 //! * No panic crosses the boundary: each entry point runs under
 //!   `catch_unwind`, and a caught panic is [`RIBBON_ERR_PANIC`].
 //! * Handles are opaque; each has one `*_close`/`*_free` function, which
@@ -51,8 +56,8 @@ pub mod standalone;
 use std::ffi::c_char;
 
 pub use guard::{
-    RIBBON_ERR_ARGUMENT, RIBBON_ERR_BUILD, RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_NULL,
-    RIBBON_ERR_PANIC, RIBBON_ERR_TOO_LARGE, RIBBON_ERR_UNSUPPORTED, RIBBON_OK,
+    RIBBON_ERR_ARGUMENT, RIBBON_ERR_BUILD, RIBBON_ERR_CORRUPT, RIBBON_ERR_IO, RIBBON_ERR_MEMORY,
+    RIBBON_ERR_NULL, RIBBON_ERR_PANIC, RIBBON_ERR_TOO_LARGE, RIBBON_ERR_UNSUPPORTED, RIBBON_OK,
 };
 
 /// The ABI version of this header and library. It changes whenever a

@@ -59,7 +59,8 @@ pub unsafe extern "C" fn ribbon_sketch_new(seed: u64, cells: usize, out: *mut *m
     }
 }
 
-/// Adds `n` keys to the sketch (each key of a set once).
+/// Adds `n` keys to the sketch (each key of a set once), all or nothing:
+/// every key is checked before any is added.
 ///
 /// # Safety
 /// `sketch` NULL or live and used by no other thread during the call; the
@@ -75,15 +76,24 @@ pub unsafe extern "C" fn ribbon_sketch_insert_many(
         // SAFETY: as the caller vouches.
         let sketch = unsafe { guard::handle_mut(sketch, SKETCH)? };
         // SAFETY: as the caller vouches.
-        for k in unsafe { Keys::new(keys, key_lens, n)? }.to_vec()? {
-            sketch.sketch.insert(k);
+        let keys = unsafe { Keys::new(keys, key_lens, n)? };
+        // Every key checked before any is added: all or nothing.
+        for i in 0..keys.len() {
+            keys.get(i)?;
+        }
+        for i in 0..keys.len() {
+            sketch.sketch.insert(keys.get(i)?);
         }
         Ok(())
     })
 }
 
 /// Adds every live key of an open database (its newest entry neither a
-/// deletion nor covered by a range deletion) to the sketch.
+/// deletion nor covered by a range deletion) to the sketch, all or
+/// nothing: the keys go into a new sketch of the same parameters, added to
+/// this one only once the whole database has been read, so a failure
+/// (an unreadable file, [`crate::RIBBON_ERR_MEMORY`] for the second
+/// sketch) leaves the sketch as it was.
 ///
 /// # Safety
 /// `sketch` as in [`ribbon_sketch_insert_many`]; `db` NULL or live.
@@ -97,7 +107,13 @@ pub unsafe extern "C" fn ribbon_sketch_insert_db(
         let sketch = unsafe { guard::handle_mut(sketch, SKETCH)? };
         // SAFETY: as the caller vouches.
         let db = unsafe { guard::handle(db, "the database handle")? };
-        crate::db::for_each_live_key(db, |k| sketch.sketch.insert(k))
+        let mut fresh = Sketch::try_new(sketch.sketch.params())
+            .map_err(|e| Failure::new(crate::guard::RIBBON_ERR_MEMORY, e.to_string()))?;
+        crate::db::for_each_live_key(db, |k| fresh.insert(k))?;
+        sketch
+            .sketch
+            .absorb(&fresh)
+            .map_err(|m| Failure::argument(m.to_string()))
     })
 }
 

@@ -59,7 +59,9 @@ pub unsafe extern "C" fn ribbon_sst_open_bytes(
     // SAFETY: as the caller vouches.
     unsafe {
         guard::open_bytes(data, len, "the SST bytes", out, |data| {
-            sst_open(SstFile::from_bytes(data.to_vec()))
+            sst_open(SstFile::from_bytes(
+                guard::copy_bytes(data, "the SST bytes")?.into_vec(),
+            ))
         })
     }
 }

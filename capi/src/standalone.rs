@@ -134,17 +134,13 @@ impl Storage {
         }
     }
 
-    /// Maps the file at `path` read-only.
+    /// Maps the regular file at `path` read-only (anything else, a FIFO
+    /// included, is refused at once).
     fn map(path: &Path) -> Result<Storage> {
         let io = |e: std::io::Error| Failure::new(RIBBON_ERR_IO, format!("{}: {e}", path.display()));
-        let file = std::fs::File::open(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if !meta.is_file() {
-            return Err(Failure::new(
-                RIBBON_ERR_IO,
-                format!("{}: not a regular file", path.display()),
-            ));
-        }
+        // Only a regular file, and an open that never blocks (a FIFO):
+        // the rule's one owner, shared with `ribbon_sst_open`.
+        let (file, meta) = ribbon_sst::fs::open_regular(path).map_err(io)?;
         if meta.len() == 0 {
             return Ok(Storage::Owned(Box::default()));
         }
@@ -240,7 +236,7 @@ pub unsafe extern "C" fn ribbon_standalone_open_bytes(
     // SAFETY: as the caller vouches.
     unsafe {
         guard::open_bytes(data, len, "the filter bytes", out, |data| {
-            RibbonStandalone::new(Storage::Owned(data.into()))
+            RibbonStandalone::new(Storage::Owned(guard::copy_bytes(data, "the filter bytes")?))
         })
     }
 }
@@ -414,8 +410,18 @@ pub unsafe extern "C" fn ribbon_sharded_build(
         }
         // SAFETY: as the caller vouches.
         let keys = unsafe { Keys::new(keys, key_lens, n)? };
-        let mut by_shard: Vec<Vec<u64>> = vec![Vec::new(); 1usize << shard_bits];
-        for h in keys.hashes()? {
+        // Each shard's hashes in a buffer of its exact size, allocated
+        // fallibly (a batch too large is RIBBON_ERR_MEMORY).
+        let mut counts = vec![0usize; 1usize << shard_bits];
+        for i in 0..keys.len() {
+            counts[sharded::shard_of(get_slice_hash64(keys.get(i)?), shard_bits)] += 1;
+        }
+        let mut by_shard: Vec<Vec<u64>> = Vec::with_capacity(counts.len());
+        for &c in &counts {
+            by_shard.push(guard::with_room(c, "a shard's key hashes")?);
+        }
+        for i in 0..keys.len() {
+            let h = get_slice_hash64(keys.get(i)?);
             by_shard[sharded::shard_of(h, shard_bits)].push(h);
         }
         let files = by_shard
@@ -444,7 +450,7 @@ pub unsafe extern "C" fn ribbon_sharded_open_bytes(
     // SAFETY: as the caller vouches.
     unsafe {
         guard::open_bytes(data, len, "the container bytes", out, |data| {
-            RibbonSharded::new(Storage::Owned(data.into()))
+            RibbonSharded::new(Storage::Owned(guard::copy_bytes(data, "the container bytes")?))
         })
     }
 }

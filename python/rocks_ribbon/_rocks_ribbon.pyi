@@ -51,7 +51,10 @@ def build_filter(
     format_version: int = 7,
     level: Optional[int] = None,
 ) -> bytes:
-    """The filter block RocksDB writes for ``keys`` under ``policy`` (e.g. ``"ribbonfilter:10"``)."""
+    """The filter block RocksDB writes for ``keys`` under ``policy`` (e.g. ``"ribbonfilter:10"``).
+
+    ``format_version`` 0 to 7, as RocksDB accepts (``ValueError`` otherwise); ``MemoryError``
+    for a batch too large to hold."""
 
 def _rust_build_seconds(policy: str, keys: Keys, *, format_version: int = 7) -> Tuple[float, bytes]:
     """The Rust build of ``build_filter``, timed in Rust alone (benchmarks)."""
@@ -103,7 +106,8 @@ class Ribbon:
         """Maps a filter file into memory (zero-copy), checked whole."""
     @staticmethod
     def from_rocksdb(data: bytes, num_keys: int = 0) -> "Ribbon":
-        """The standalone twin of a RocksDB Standard128 Ribbon filter block."""
+        """The standalone twin of a RocksDB Standard128 Ribbon filter block (``NotAFilterError``
+        for bytes ``FilterReader`` refuses, or another format)."""
     def may_match(self, key: bytes) -> bool: ...
     def __contains__(self, key: bytes) -> bool: ...
     def may_match_many(self, keys: Keys) -> BoolArray: ...
@@ -151,7 +155,8 @@ class SstFile:
     ) -> bool: ...
 
 class LiveKeys(Iterator[bytes]):
-    """An iterator over a database's live keys."""
+    """An iterator over a database's live keys. ``next()`` raises ``ClosedError`` once the
+    database is closed, ``RuntimeError`` in a process forked after it was made."""
 
     def __iter__(self) -> "LiveKeys": ...
     def __next__(self) -> bytes: ...
@@ -246,7 +251,10 @@ def build_shard(
 def assemble(shard_bits: int, shard_files: Sequence[bytes]) -> bytes:
     """The container of the ``2**shard_bits`` shard files, in memory."""
 def assemble_files(shard_bits: int, shard_paths: Sequence[StrPath], out_path: StrPath) -> int:
-    """The container of the shard files at ``shard_paths``, written to ``out_path``; its length."""
+    """The container of the shard files at ``shard_paths``, written to ``out_path``; its length.
+
+    Written through a temporary file created exclusively, never through a planted name; an
+    ``out_path`` or shard that is not a regular file (a symlink, a FIFO) is an ``OSError``."""
 
 class ShardRouter:
     """Hashes keys and holds each hash in its shard's buffer (inside one Spark task)."""
@@ -275,6 +283,6 @@ class ShardedFilter:
     def expected_fp_rate(self) -> float: ...
     def may_contain(self, key: bytes) -> bool: ...
     def may_contain_hash(self, hash: int) -> bool: ...
-    def may_contain_many(self, keys: Sequence[bytes]) -> List[bool]: ...
+    def may_contain_many(self, keys: Keys) -> List[bool]: ...
     def may_contain_arrow(self, offsets: bytes, data: bytes, offset: int, length: int) -> bytes: ...
     def verify(self) -> None: ...

@@ -3,7 +3,7 @@
 
 use crate::errors::db_error;
 use crate::handle::{closable_pymethods, Handle};
-use pyo3::exceptions::PyStopIteration;
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
@@ -24,12 +24,26 @@ struct Open {
     db: Arc<RustDb>,
     cache: Mutex<FileCache>,
     files: PyOnceLock<FileObjects>,
+    /// The process that opened it: a child forked later never takes the
+    /// cache's lock, which a thread of the parent may have held at the fork
+    /// (it would never be released in the child).
+    pid: u32,
 }
 
 impl Open {
     /// [`FileObjects`] of this database, made on first use.
     fn files(&self, py: Python<'_>) -> PyResult<&FileObjects> {
         self.files.get_or_try_init(py, || file_objects(py, &self.db))
+    }
+
+    /// The `Get` paths of `keys`, through the kept-open files (in a forked
+    /// child: through files of its own, opened for this call).
+    fn get_paths(&self, keys: &[&[u8]]) -> Result<Vec<GetPath>, DbError> {
+        if std::process::id() != self.pid {
+            return self.db.get_paths(keys, &mut FileCache::new());
+        }
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        self.db.get_paths(keys, &mut cache)
     }
 }
 
@@ -131,8 +145,9 @@ fn path_dict<'py>(
 
 closable_pymethods! {
 /// close(): forgets the database and closes the SST files kept open.
-/// Later calls raise ``ClosedError``; an iterator from ``live_keys``
-/// reads on. Closing twice is allowed.
+/// Later calls raise ``ClosedError``, and so does ``next()`` of an
+/// iterator from ``live_keys`` (its reader thread stops). Closing twice is
+/// allowed.
 impl Db {
     #[new]
     #[pyo3(signature = (path, column_family = "default", *, wal_dir = None, db_paths = None))]
@@ -154,6 +169,7 @@ impl Db {
             db: Arc::new(db),
             cache: Mutex::new(FileCache::new()),
             files: PyOnceLock::new(),
+            pid: std::process::id(),
         };
         let closed_message = format!("{}: the database is closed", path.display());
         Ok(Self {
@@ -174,9 +190,12 @@ impl Db {
     /// under a newer range deletion), once, in comparator order: what
     /// RocksDB's iterator returns. Read lazily in a background thread, a
     /// few thousand keys ahead (bounded memory); an error while reading is
-    /// raised by ``next()``.
-    fn live_keys(&self) -> PyResult<LiveKeys> {
-        let open = self.get()?;
+    /// raised by ``next()``. After ``Db.close()``, ``next()`` raises
+    /// ``ClosedError``; in a child process forked after the iterator was
+    /// made (the reader thread stays in the parent), ``RuntimeError``:
+    /// call ``live_keys()`` again in the child.
+    fn live_keys(slf: &Bound<'_, Self>) -> PyResult<LiveKeys> {
+        let open = slf.get().get()?;
         let (tx, rx) = sync_channel::<Result<Vec<Vec<u8>>, DbError>>(CHUNKS_IN_FLIGHT);
         let db = Arc::clone(&open.db);
         std::thread::Builder::new()
@@ -208,6 +227,8 @@ impl Db {
         Ok(LiveKeys {
             rx: Mutex::new(Some(rx)),
             chunk: Vec::new().into_iter(),
+            db: slf.clone().unbind(),
+            pid: std::process::id(),
         })
     }
 
@@ -226,10 +247,7 @@ impl Db {
     fn get_path<'py>(&self, py: Python<'py>, key: &[u8]) -> PyResult<Bound<'py, PyDict>> {
         let open = self.get()?;
         let mut paths = py
-            .detach(|| {
-                let mut cache = open.cache.lock().unwrap_or_else(|p| p.into_inner());
-                open.db.get_paths(&[key], &mut cache)
-            })
+            .detach(|| open.get_paths(&[key]))
             .map_err(db_error)?;
         let p = paths
             .pop()
@@ -240,22 +258,28 @@ impl Db {
     /// get_paths(keys) -> list[dict]
     ///
     /// ``get_path`` of each key of ``keys`` (a list of ``bytes`` or a NumPy
-    /// ``S<n>`` array), asked in one batch (each file opened once) with
-    /// the GIL released.
+    /// ``S<n>`` array), asked in batches (the files kept open between them)
+    /// with the GIL released. A batch too large for the memory available
+    /// raises ``MemoryError``.
     fn get_paths<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let open = self.get()?;
         let source = crate::keys::KeySource::new(keys)?;
-        let slices = source.slices();
-        let paths = py
-            .detach(|| {
-                let mut cache = open.cache.lock().unwrap_or_else(|p| p.into_inner());
-                open.db.get_paths(&slices, &mut cache)
-            })
-            .map_err(db_error)?;
+        let view = source.view();
         let files = open.files(py)?;
         let out = PyList::empty(py);
-        for (k, p) in slices.iter().zip(&paths) {
-            out.append(path_dict(py, files, k, p)?)?;
+        // Chunk by chunk, so that the reader's buffers (one Get path per
+        // key) stay small whatever the batch's size.
+        let mut from = 0;
+        while from < view.len() {
+            let to = view.len().min(from + crate::keys::CHUNK_KEYS);
+            let slices = view.range(from, to).slices()?;
+            let paths = py
+                .detach(|| open.get_paths(&slices))
+                .map_err(db_error)?;
+            for (k, p) in slices.iter().zip(&paths) {
+                out.append(path_dict(py, files, k, p)?)?;
+            }
+            from = to;
         }
         Ok(out)
     }
@@ -312,13 +336,29 @@ type KeyChunks = Receiver<Result<Vec<Vec<u8>>, DbError>>;
 
 /// An iterator over a database's live keys (``Db.live_keys()``). One
 /// thread at a time may call ``next()`` (another gets ``RuntimeError``,
-/// PyO3's "already borrowed").
+/// PyO3's "already borrowed"). ``next()`` raises ``ClosedError`` once the
+/// database is closed, and ``RuntimeError`` in a process forked after the
+/// iterator was made.
 #[pyclass(module = "rocks_ribbon", name = "LiveKeys")]
 pub struct LiveKeys {
     /// `None` once the walk has ended. (A `Mutex` only to make the class
     /// `Sync`; `__next__` has `&mut self` and never blocks on it.)
     rx: Mutex<Option<KeyChunks>>,
     chunk: std::vec::IntoIter<Vec<u8>>,
+    /// The database it reads (closing it ends the iteration).
+    db: Py<Db>,
+    /// The process that made it, the one its reader thread runs in: a
+    /// child forked later has no such thread, and `recv` would wait
+    /// forever.
+    pid: u32,
+}
+
+impl LiveKeys {
+    /// Ends the iteration here (the reader thread stops at its next send).
+    fn stop(&mut self) {
+        *self.rx.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        self.chunk = Vec::new().into_iter();
+    }
 }
 
 #[pymethods]
@@ -328,6 +368,16 @@ impl LiveKeys {
     }
 
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        if std::process::id() != self.pid {
+            return Err(PyRuntimeError::new_err(
+                "LiveKeys: used in a process forked after it was made (its reader thread runs in the \
+                 parent): call Db.live_keys() again in this process",
+            ));
+        }
+        if let Err(closed) = self.db.get().get() {
+            self.stop();
+            return Err(closed);
+        }
         loop {
             if let Some(k) = self.chunk.next() {
                 return Ok(PyBytes::new(py, &k));

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 
 /// The filter builder for `policy` in the context of `format_version` and
 /// `level` (`None`: an SstFileWriter file, as RocksDB's default).
-fn builder(policy: &str, format_version: i32, level: Option<i32>) -> PyResult<FilterBuilder> {
+fn builder(policy: &str, format_version: i64, level: Option<i32>) -> PyResult<FilterBuilder> {
+    let format_version = ribbon::check_format_version(format_version)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     let parsed: FilterPolicy = policy
         .parse()
         .map_err(|e: ribbon::PolicyParseError| PolicyError::new_err(e.to_string()))?;
@@ -41,27 +43,33 @@ fn builder(policy: &str, format_version: i32, level: Option<i32>) -> PyResult<Fi
 /// The GIL is released while the filter is built.
 ///
 /// Raises ``PolicyError`` for a policy RocksDB would not accept or one that
-/// writes no filter, ``TypeError`` for a key that is not ``bytes``.
+/// writes no filter, ``ValueError`` for a ``format_version`` RocksDB does
+/// not write (it accepts 0 to 7; 0 and 1 write as 2), ``TypeError`` for a
+/// key that is not ``bytes``, ``MemoryError`` for a batch too large to
+/// hold.
 ///
 /// >>> data = build_filter("ribbonfilter:10", [b"a", b"b"])
 /// >>> FilterReader(data).may_match(b"a")
 /// True
 #[pyfunction]
-#[pyo3(signature = (policy, keys, *, format_version = ribbon::DEFAULT_FORMAT_VERSION, level = None))]
+#[pyo3(signature = (policy, keys, *, format_version = ribbon::DEFAULT_FORMAT_VERSION as i64, level = None))]
 pub fn build_filter<'py>(
     py: Python<'py>,
     policy: &str,
     keys: &Bound<'py, PyAny>,
-    format_version: i32,
+    format_version: i64,
     level: Option<i32>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut b = builder(policy, format_version, level)?;
     let source = KeySource::new(keys)?;
     let view = source.view();
     let bytes = py.detach(|| {
+        // The builder's hash per key, allocated fallibly up front.
+        b.try_reserve(view.len())
+            .map_err(|_| crate::keys::memory_error("the key hashes", view.len()))?;
         view.for_each(|k| b.add_key(k));
-        b.finish()
-    });
+        Ok::<_, PyErr>(b.finish())
+    })?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -69,16 +77,16 @@ pub fn build_filter<'py>(
 /// that compares the two: same keys, same policy, same context). Returns
 /// (seconds, filter bytes).
 #[pyfunction]
-#[pyo3(signature = (policy, keys, *, format_version = ribbon::DEFAULT_FORMAT_VERSION))]
+#[pyo3(signature = (policy, keys, *, format_version = ribbon::DEFAULT_FORMAT_VERSION as i64))]
 pub fn _rust_build_seconds<'py>(
     py: Python<'py>,
     policy: &str,
     keys: &Bound<'py, PyAny>,
-    format_version: i32,
+    format_version: i64,
 ) -> PyResult<(f64, Bound<'py, PyBytes>)> {
     let mut b = builder(policy, format_version, None)?;
     let owned: Vec<Vec<u8>> = KeySource::new(keys)?
-        .slices()
+        .slices()?
         .into_iter()
         .map(<[u8]>::to_vec)
         .collect();
@@ -98,7 +106,7 @@ pub fn _rust_build_seconds<'py>(
 pub fn _rust_query_seconds(py: Python<'_>, data: &[u8], keys: &Bound<'_, PyAny>) -> PyResult<(f64, usize)> {
     Reader::parse(data).map_err(|e| NotAFilterError::new_err(e.to_string()))?;
     let owned: Vec<Vec<u8>> = KeySource::new(keys)?
-        .slices()
+        .slices()?
         .into_iter()
         .map(<[u8]>::to_vec)
         .collect();
@@ -111,14 +119,16 @@ pub fn _rust_query_seconds(py: Python<'_>, data: &[u8], keys: &Bound<'_, PyAny>)
     }))
 }
 
-/// Answers for `keys` from a RocksDB-format filter reader: 64-bit hashes
-/// first, then one batch of probes (the legacy Bloom hashes its own way).
-fn reader_many(r: &Reader<'_>, keys: &KeyView<'_>) -> Vec<bool> {
+/// Answers for `keys` from a RocksDB-format filter reader into `out`:
+/// 64-bit hashes first, then one batch of probes (the legacy Bloom hashes
+/// its own way).
+fn reader_many(r: &Reader<'_>, keys: &KeyView<'_>, out: &mut [bool]) -> PyResult<()> {
     if r.takes_hash64() {
-        r.may_match_many_hashes(&keys.hashes())
+        r.may_match_many_hashes_into(&keys.hashes()?, out);
     } else {
-        r.may_match_many(&keys.slices())
+        r.may_match_many_into(&keys.slices()?, out);
     }
+    Ok(())
 }
 
 /// FilterReader(data)
@@ -149,7 +159,9 @@ impl FilterReader {
     #[new]
     fn new(data: &[u8]) -> PyResult<Self> {
         Reader::parse(data).map_err(|e| NotAFilterError::new_err(e.to_string()))?;
-        Ok(Self { data: data.to_vec() })
+        Ok(Self {
+            data: crate::keys::copy_bytes(data)?,
+        })
     }
 
     /// may_match(key) -> bool
@@ -164,7 +176,7 @@ impl FilterReader {
     /// ``may_match`` of each key of ``keys`` (a list of ``bytes`` or a NumPy
     /// ``S<n>`` array), in order, with the GIL released.
     fn may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
-        answer_many(py, keys, |keys| Ok(reader_many(&self.reader(), keys)))
+        answer_many(py, keys, |keys, out| reader_many(&self.reader(), keys, out))
     }
 
     /// The filter's format: ``Standard128Ribbon``, ``FastLocalBloom``,
@@ -296,10 +308,14 @@ impl Ribbon {
             config = config.with_fp_rate(p);
         }
         let source = KeySource::new(keys)?;
-        let slices = source.slices();
-        let built = py
-            .detach(|| RustRibbon::from_keys(&slices, &config))
-            .map_err(standalone_error)?;
+        let view = source.view();
+        // The keys' hashes, in a buffer allocated fallibly (a batch too
+        // large is a MemoryError), handed to the build (`from_keys` would
+        // hash them into a buffer of its own).
+        let built = py.detach(|| {
+            let hashes = view.hashes()?;
+            RustRibbon::from_hash_vec(hashes, &config).map_err(standalone_error)
+        })?;
         Ok(Self::owned(built))
     }
 
@@ -309,7 +325,7 @@ impl Ribbon {
     /// version, length and both checksums (``CorruptionError``).
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        let owned = data.to_vec();
+        let owned = crate::keys::copy_bytes(data)?;
         let r = py
             .detach(|| RibbonRef::from_bytes(&owned).map(|v| v.to_ribbon()))
             .map_err(standalone_error)?;
@@ -324,14 +340,8 @@ impl Ribbon {
     /// ``close()``.
     #[staticmethod]
     fn open(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let meta = std::fs::metadata(&path).map_err(|e| io_error(&path, &e))?;
-        if !meta.is_file() {
-            return Err(crate::errors::IoError::new_err(format!(
-                "{}: not a regular file",
-                path.display()
-            )));
-        }
-        let file = std::fs::File::open(&path).map_err(|e| io_error(&path, &e))?;
+        // Only a regular file, and an open that never blocks (a FIFO).
+        let (file, _) = ribbon_sst::fs::open_regular(&path).map_err(|e| io_error(&path, &e))?;
         // SAFETY: the map is read-only and private to this object; another
         // process truncating the file while it is mapped could fault a read
         // (SIGBUS), as with any memory map, which the class docs state.
@@ -354,10 +364,15 @@ impl Ribbon {
     /// The standalone twin of a RocksDB Standard128 Ribbon filter block
     /// (``build_filter("ribbonfilter:...")``'s bytes) built from
     /// ``num_keys`` keys (recorded, as RocksDB's block does not say): the
-    /// same answers. ``NotAFilterError`` for another format.
+    /// same answers. ``NotAFilterError`` for bytes that are no filter block
+    /// RocksDB writes (checked as ``FilterReader`` checks them: no bytes, a
+    /// short or inconsistent trailer) or another format.
     #[staticmethod]
     #[pyo3(signature = (data, num_keys = 0))]
     fn from_rocksdb(data: &[u8], num_keys: u64) -> PyResult<Self> {
+        // Bytes from outside a table: refused as `ribbon standalone
+        // --from-rocksdb` and `FilterReader` refuse them, before import.
+        Reader::parse(data).map_err(|e| NotAFilterError::new_err(e.to_string()))?;
         RustRibbon::from_rocksdb(data, num_keys)
             .map(Self::owned)
             .map_err(standalone_error)
@@ -379,7 +394,10 @@ impl Ribbon {
     /// ``may_match`` of each key (a list of ``bytes`` or a NumPy ``S<n>``
     /// array), in order, with the GIL released.
     fn may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
-        answer_many(py, keys, |keys| self.with(|r| r.contains_many_hashes(&keys.hashes())))
+        answer_many(py, keys, |keys, out| {
+            let hashes = keys.hashes()?;
+            self.with(|r| r.contains_many_hashes_into(&hashes, out))
+        })
     }
 
     /// to_bytes() -> bytes: the filter's file bytes.

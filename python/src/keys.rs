@@ -13,27 +13,66 @@
 //! list of `bytes`, not an `S` array.
 
 use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyMemoryError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 /// The answers of a batch query: one NumPy bool per key, in order.
 pub type Answers<'py> = PyResult<Bound<'py, PyArray1<bool>>>;
 
+/// Keys per chunk of a batch query: the library's own buffers for one
+/// chunk (hashes, key slices, answers) stay small whatever the batch's
+/// size, so the only buffers sized by the whole batch are the ones made
+/// here, fallibly (a `MemoryError`, never an abort).
+pub const CHUNK_KEYS: usize = 1 << 16;
+
 /// A batch query, the one path every `*_many` method of a filter takes:
 /// reads `keys` ([`KeySource::new`]: a list of `bytes` or a NumPy `S<n>`
-/// array), runs `answer` on them with the GIL released, and returns its
-/// answers, one per key in order, as a NumPy bool array (the vector is
-/// moved, not copied). An error of `answer` is raised as it is.
+/// array), allocates the answers (fallibly), runs `answer` on each chunk of
+/// at most [`CHUNK_KEYS`] keys and its answers with the GIL released, and
+/// returns the answers, one per key in order, as a NumPy bool array (the
+/// vector is moved, not copied). An error of `answer` is raised as it is.
 pub fn answer_many<'py>(
     py: Python<'py>,
     keys: &Bound<'py, PyAny>,
-    answer: impl FnOnce(&KeyView<'_>) -> PyResult<Vec<bool>> + Send,
+    answer: impl Fn(&KeyView<'_>, &mut [bool]) -> PyResult<()> + Send + Sync,
 ) -> Answers<'py> {
     let source = KeySource::new(keys)?;
     let view = source.view();
-    let answers = py.detach(|| answer(&view))?;
+    let mut answers = filled(false, view.len(), "the answers")?;
+    py.detach(|| view.for_each_chunk(&mut answers, &answer))?;
     Ok(PyArray1::from_vec(py, answers))
+}
+
+/// `MemoryError` for a buffer of `n` elements (`what`) that could not be
+/// allocated.
+pub fn memory_error(what: &str, n: usize) -> PyErr {
+    PyMemoryError::new_err(format!(
+        "cannot allocate {what} for {n} keys: the batch is too large for the memory available"
+    ))
+}
+
+/// An empty vector with room for exactly `n` elements, or `MemoryError`.
+pub fn with_room<T>(n: usize, what: &str) -> PyResult<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| memory_error(what, n))?;
+    Ok(v)
+}
+
+/// A copy of the caller's bytes, or `MemoryError`.
+pub fn copy_bytes(data: &[u8]) -> PyResult<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(data.len())
+        .map_err(|_| PyMemoryError::new_err(format!("cannot allocate a copy of {} bytes", data.len())))?;
+    v.extend_from_slice(data);
+    Ok(v)
+}
+
+/// `n` copies of `value`, or `MemoryError`.
+pub fn filled<T: Clone>(value: T, n: usize, what: &str) -> PyResult<Vec<T>> {
+    let mut v = with_room(n, what)?;
+    v.resize(n, value);
+    Ok(v)
 }
 
 /// A batch of keys as read from Python.
@@ -91,11 +130,16 @@ impl<'py> KeySource<'py> {
                 "keys: a list of bytes or a NumPy 'S' array is expected, got one bytes object (wrap it in a list, or use may_match)",
             ));
         }
-        let mut data = Vec::new();
-        let mut ends = Vec::new();
+        let mut data: Vec<u8> = Vec::new();
+        let mut ends: Vec<usize> = Vec::new();
+        // Every buffer grows fallibly: a batch too large is a MemoryError.
         let mut push = |i: usize, item: &Bound<'py, PyAny>| -> PyResult<()> {
-            let k = key_bytes(i, item)?;
-            data.extend_from_slice(k.as_bytes());
+            let k = key_bytes(i, item)?.as_bytes();
+            data.try_reserve(k.len())
+                .map_err(|_| memory_error("the keys' bytes", i + 1))?;
+            ends.try_reserve(1)
+                .map_err(|_| memory_error("the key offsets", i + 1))?;
+            data.extend_from_slice(k);
             ends.push(data.len());
             Ok(())
         };
@@ -115,8 +159,9 @@ impl<'py> KeySource<'py> {
         Ok(KeySource::Packed { data, ends })
     }
 
-    /// The keys, in order, as slices into the held objects.
-    pub fn slices(&self) -> Vec<&[u8]> {
+    /// The keys, in order, as slices into the held objects (`MemoryError`
+    /// when the vector cannot be allocated).
+    pub fn slices(&self) -> PyResult<Vec<&[u8]>> {
         self.view().slices()
     }
 
@@ -124,7 +169,7 @@ impl<'py> KeySource<'py> {
     /// (`Send`): slices of `bytes` objects, or the NumPy array's bytes.
     pub fn view(&self) -> KeyView<'_> {
         match self {
-            KeySource::Packed { data, ends } => KeyView::Packed { data, ends },
+            KeySource::Packed { data, ends } => KeyView::Packed { data, ends, start: 0 },
             KeySource::Fixed { data, width, len } => KeyView::Fixed {
                 data: data.as_bytes(),
                 width: *width,
@@ -141,8 +186,10 @@ pub enum KeyView<'a> {
     Packed {
         /// The keys' bytes.
         data: &'a [u8],
-        /// Where each key ends.
+        /// Where each key ends in `data`.
         ends: &'a [usize],
+        /// Where the first key starts in `data`.
+        start: usize,
     },
     /// `len` keys of `width` bytes each (NUL padding stripped when read).
     Fixed {
@@ -157,24 +204,13 @@ pub enum KeyView<'a> {
 
 impl<'a> KeyView<'a> {
     /// RocksDB's 64-bit hash of each key, in order (no slice vector for
-    /// NumPy arrays: the hashes are taken straight from the array's bytes).
-    pub fn hashes(&self) -> Vec<u64> {
+    /// NumPy arrays: the hashes are taken straight from the array's
+    /// bytes); `MemoryError` when the vector cannot be allocated.
+    pub fn hashes(&self) -> PyResult<Vec<u64>> {
         use ribbon::core::hash::get_slice_hash64;
-        match self {
-            KeyView::Packed { .. } => {
-                let mut out = Vec::with_capacity(self.len());
-                self.for_each(|k| out.push(get_slice_hash64(k)));
-                out
-            }
-            KeyView::Fixed { data, width, len } => {
-                if *width == 0 {
-                    return vec![get_slice_hash64(&[]); *len];
-                }
-                data.chunks_exact(*width)
-                    .map(|k| get_slice_hash64(strip_nuls(k)))
-                    .collect()
-            }
-        }
+        let mut out = with_room(self.len(), "the key hashes")?;
+        self.for_each(|k| out.push(get_slice_hash64(k)));
+        Ok(out)
     }
 
     /// The number of keys.
@@ -185,12 +221,42 @@ impl<'a> KeyView<'a> {
         }
     }
 
+    /// Keys `from..to` (`from <= to <= len`) as a view of their own.
+    pub fn range(&self, from: usize, to: usize) -> KeyView<'a> {
+        match *self {
+            KeyView::Packed { data, ends, start } => KeyView::Packed {
+                data,
+                ends: &ends[from..to],
+                start: if from == 0 { start } else { ends[from - 1] },
+            },
+            KeyView::Fixed { data, width, .. } => KeyView::Fixed {
+                data: &data[from * width..to * width],
+                width,
+                len: to - from,
+            },
+        }
+    }
+
+    /// Runs `f` on each chunk of at most [`CHUNK_KEYS`] keys, in order,
+    /// with the matching chunk of `out` (one element per key).
+    pub fn for_each_chunk<T>(
+        &self,
+        out: &mut [T],
+        f: impl Fn(&KeyView<'_>, &mut [T]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        for (i, part) in out.chunks_mut(CHUNK_KEYS).enumerate() {
+            let from = i * CHUNK_KEYS;
+            f(&self.range(from, from + part.len()), part)?;
+        }
+        Ok(())
+    }
+
     /// Calls `f` with each key, in order.
     pub fn for_each(&self, mut f: impl FnMut(&'a [u8])) {
         match self {
-            KeyView::Packed { data, ends } => {
+            KeyView::Packed { data, ends, start } => {
                 let data: &'a [u8] = data;
-                let mut start = 0;
+                let mut start = *start;
                 for &end in ends.iter() {
                     f(&data[start..end]);
                     start = end;
@@ -204,16 +270,12 @@ impl<'a> KeyView<'a> {
         }
     }
 
-    /// The keys as slices.
-    pub fn slices(&self) -> Vec<&'a [u8]> {
-        match self {
-            KeyView::Packed { .. } => {
-                let mut out = Vec::with_capacity(self.len());
-                self.for_each(|k| out.push(k));
-                out
-            }
-            KeyView::Fixed { data, width, len } => fixed_slices(data, *width, *len),
-        }
+    /// The keys as slices; `MemoryError` when the vector cannot be
+    /// allocated.
+    pub fn slices(&self) -> PyResult<Vec<&'a [u8]>> {
+        let mut out = with_room(self.len(), "the key slices")?;
+        self.for_each(|k| out.push(k));
+        Ok(out)
     }
 }
 
@@ -232,14 +294,4 @@ fn key_bytes<'a, 'py>(i: usize, item: &'a Bound<'py, PyAny>) -> PyResult<&'a Bou
             .map_or_else(|_| "another type".to_owned(), |n| n.to_string());
         PyTypeError::new_err(format!("keys[{i}]: bytes expected, got {name}"))
     })
-}
-
-/// The elements of a NumPy `S<width>` array's bytes, each without its
-/// trailing NUL padding (as NumPy reads an element).
-pub fn fixed_slices(data: &[u8], width: usize, len: usize) -> Vec<&[u8]> {
-    if width == 0 {
-        // An `S0` array holds `len` empty keys and no bytes.
-        return vec![&[][..]; len];
-    }
-    data.chunks_exact(width).map(strip_nuls).collect()
 }

@@ -4,6 +4,7 @@
 
 use crate::errors::{db_error, sst_error, CorruptionError, ReconcileError};
 use crate::keys::KeySource;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use ribbon_reconcile::{recommended_cells as rust_recommended_cells, Sketch as RustSketch, SketchParams};
@@ -38,6 +39,10 @@ pub fn recommended_cells(estimated_difference: u64) -> usize {
 #[pyclass(module = "rocks_ribbon", name = "Sketch", frozen)]
 pub struct Sketch {
     inner: Mutex<RustSketch>,
+    /// The process that made it: in a child forked later, a lock a thread
+    /// of the parent held at the fork is never released, so the child only
+    /// tries the lock (`RuntimeError` when it is taken).
+    pid: u32,
 }
 
 /// A sketch with these parameters (a `ReconcileError` when it cannot be
@@ -53,12 +58,27 @@ fn empty(cells: usize, seed: u64, chunk_bytes: usize) -> PyResult<RustSketch> {
 }
 
 impl Sketch {
-    fn lock(&self) -> std::sync::MutexGuard<'_, RustSketch> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    /// The sketch, locked; in a process forked after it was made, only if
+    /// no thread held it at the fork (`RuntimeError` otherwise, never a
+    /// wait that cannot end).
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, RustSketch>> {
+        if std::process::id() == self.pid {
+            return Ok(self.inner.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+        match self.inner.try_lock() {
+            Ok(guard) => Ok(guard),
+            Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(
+                "Sketch: another thread was using it when this process was forked: it cannot be used here",
+            )),
+        }
     }
 
     fn of(s: RustSketch) -> Self {
-        Self { inner: Mutex::new(s) }
+        Self {
+            inner: Mutex::new(s),
+            pid: std::process::id(),
+        }
     }
 }
 
@@ -71,8 +91,9 @@ impl Sketch {
     }
 
     /// insert(key): adds one key (each key of the set once).
-    fn insert(&self, key: &[u8]) {
-        self.lock().insert(key);
+    fn insert(&self, key: &[u8]) -> PyResult<()> {
+        self.lock()?.insert(key);
+        Ok(())
     }
 
     /// insert_many(keys): adds each distinct key of ``keys`` (a list of
@@ -80,16 +101,16 @@ impl Sketch {
     /// added once), with the GIL released.
     fn insert_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let source = KeySource::new(keys)?;
-        let mut slices = source.slices();
+        let mut slices = source.slices()?;
         py.detach(|| {
             slices.sort_unstable();
             slices.dedup();
-            let mut s = self.lock();
+            let mut s = self.lock()?;
             for k in &slices {
                 s.insert(k);
             }
-        });
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Sketch.of_db(path, cells=0, *, seed=0, chunk_bytes=32,
@@ -151,20 +172,20 @@ impl Sketch {
     }
 
     /// to_bytes() -> bytes: the sketch's file bytes.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.lock().to_bytes())
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.lock()?.to_bytes()))
     }
 
     /// The number of keys inserted.
     #[getter]
-    fn keys(&self) -> u64 {
-        self.lock().keys()
+    fn keys(&self) -> PyResult<u64> {
+        Ok(self.lock()?.keys())
     }
 
     /// The IBF cells (0: an estimator-only sketch).
     #[getter]
-    fn cells(&self) -> usize {
-        self.lock().params().cells
+    fn cells(&self) -> PyResult<usize> {
+        Ok(self.lock()?.params().cells)
     }
 
     /// estimate_difference(other) -> int
@@ -172,8 +193,8 @@ impl Sketch {
     /// The estimated number of keys in exactly one of the two sets
     /// (``ReconcileError`` when the sketches cannot be compared).
     fn estimate_difference(&self, other: &Sketch) -> PyResult<u64> {
-        let a = self.lock().clone();
-        let b = other.lock();
+        let a = self.lock()?.clone();
+        let b = other.lock()?;
         a.estimate_difference(&b)
             .map_err(|e| ReconcileError::new_err(e.to_string()))
     }
@@ -189,8 +210,8 @@ impl Sketch {
         py: Python<'py>,
         other: &Sketch,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        let a = self.lock().clone();
-        let b = other.lock().clone();
+        let a = self.lock()?.clone();
+        let b = other.lock()?.clone();
         let d = py
             .detach(|| a.diff(&b))
             .map_err(|e| ReconcileError::new_err(e.to_string()))?;
@@ -200,8 +221,8 @@ impl Sketch {
         Ok((list(&d.only_in_a)?, list(&d.only_in_b)?))
     }
 
-    fn __repr__(&self) -> String {
-        let s = self.lock();
-        format!("Sketch({} keys, {} cells)", s.keys(), s.params().cells)
+    fn __repr__(&self) -> PyResult<String> {
+        let s = self.lock()?;
+        Ok(format!("Sketch({} keys, {} cells)", s.keys(), s.params().cells))
     }
 }

@@ -19,7 +19,7 @@
 //! before a key is read; bad buffers are a `ValueError`, never a panic.
 
 use memmap2::Mmap;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use ribbon::core::hash::get_slice_hash64;
@@ -134,7 +134,7 @@ fn arrow_keys<'a>(
         let b = &offsets[i * 8..i * 8 + 8];
         i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
     };
-    let mut keys = Vec::with_capacity(length);
+    let mut keys = crate::keys::with_room(length, "the key slices")?;
     let mut start = at(offset);
     for i in offset..offset + length {
         let end = at(i + 1);
@@ -166,10 +166,13 @@ fn hash_arrow<'py>(
     length: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let keys = arrow_keys(offsets, data, offset, length)?;
-    let out: Vec<u8> = py.detach(|| {
-        keys.iter()
-            .flat_map(|k| get_slice_hash64(k).to_le_bytes())
-            .collect()
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve_exact(keys.len().saturating_mul(8))
+        .map_err(|_| crate::keys::memory_error("the key hashes", keys.len()))?;
+    py.detach(|| {
+        for k in &keys {
+            out.extend_from_slice(&get_slice_hash64(k).to_le_bytes());
+        }
     });
     Ok(PyBytes::new(py, &out))
 }
@@ -177,7 +180,7 @@ fn hash_arrow<'py>(
 /// Little-endian u64s from `bytes` blobs (each a multiple of 8 bytes).
 fn hashes_of(blobs: &[Vec<u8>]) -> PyResult<Vec<u64>> {
     let total: usize = blobs.iter().map(Vec::len).sum();
-    let mut hashes = Vec::with_capacity(total / 8);
+    let mut hashes = crate::keys::with_room(total / 8, "the key hashes")?;
     for (i, b) in blobs.iter().enumerate() {
         if b.len() % 8 != 0 {
             return Err(PyValueError::new_err(format!(
@@ -245,8 +248,21 @@ fn assemble<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// An I/O error on `path` as `OSError` naming it (`MemoryError` for a
+/// buffer that could not be allocated).
 fn os_error(path: &Path, e: std::io::Error) -> PyErr {
-    PyOSError::new_err(format!("{}: {e}", path.display()))
+    let msg = format!("{}: {e}", path.display());
+    if e.kind() == std::io::ErrorKind::OutOfMemory {
+        PyMemoryError::new_err(msg)
+    } else {
+        PyOSError::new_err(msg)
+    }
+}
+
+/// A shard file's bytes: a regular file only (never blocking on a FIFO),
+/// read whole into a buffer allocated fallibly.
+fn read_shard(path: &Path) -> PyResult<Vec<u8>> {
+    ribbon_sst::fs::read_regular(path, u64::MAX).map_err(|e| os_error(path, e))
 }
 
 /// Assembles shard files on disk into `out` (see `assemble_files`).
@@ -265,40 +281,29 @@ fn assemble_paths(shard_bits: u32, shards: &[PathBuf], out: &Path) -> PyResult<u
     };
     let mut entries = Vec::with_capacity(count);
     for (i, path) in shards.iter().enumerate() {
-        let bytes = std::fs::read(path).map_err(|e| os_error(path, e))?;
-        entries.push(entry(i, path, &bytes)?);
+        entries.push(entry(i, path, &read_shard(path)?)?);
     }
     let layout = Layout::new(shard_bits, &entries).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let mut name = out.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = out.with_file_name(name);
-    let write = || -> PyResult<()> {
-        let file = std::fs::File::create(&tmp).map_err(|e| os_error(&tmp, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        w.write_all(&layout.head()).map_err(|e| os_error(&tmp, e))?;
-        for (i, path) in shards.iter().enumerate() {
-            // Read again and checked again: the file may have changed.
-            let bytes = std::fs::read(path).map_err(|e| os_error(path, e))?;
-            if entry(i, path, &bytes)? != entries[i] {
-                return Err(PyValueError::new_err(format!(
-                    "{}: changed while the shards were assembled",
-                    path.display()
-                )));
-            }
-            w.write_all(&bytes[SHARD_FILE_HEADER_LEN..])
-                .and_then(|()| w.write_all(&vec![0u8; layout.padding_after(i)]))
-                .map_err(|e| os_error(&tmp, e))?;
+    // Written whole or not at all, through a temporary file created
+    // exclusively (never through a name planted beside `out`): the
+    // workspace's one owner of the rule, as `ribbon big assemble`.
+    let mut w = ribbon_sst::fs::AtomicFile::create(out).map_err(|e| os_error(out, e))?;
+    w.write_all(&layout.head()).map_err(|e| os_error(out, e))?;
+    for (i, path) in shards.iter().enumerate() {
+        // Read again and checked again: the file may have changed.
+        let bytes = read_shard(path)?;
+        if entry(i, path, &bytes)? != entries[i] {
+            return Err(PyValueError::new_err(format!(
+                "{}: changed while the shards were assembled",
+                path.display()
+            )));
         }
-        let file = w.into_inner().map_err(|e| os_error(&tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| os_error(&tmp, e))?;
-        std::fs::rename(&tmp, out).map_err(|e| os_error(out, e))
-    };
-    let result = write();
-    if result.is_err() {
-        // The temporary file is ours; a failure to remove it changes nothing.
-        let _ = std::fs::remove_file(&tmp);
+        w.write_all(&bytes[SHARD_FILE_HEADER_LEN..])
+            .and_then(|()| w.write_all(&vec![0u8; layout.padding_after(i)]))
+            .map_err(|e| os_error(out, e))?;
     }
-    result.map(|()| layout.file_len())
+    w.commit().map_err(|e| os_error(out, e))?;
+    Ok(layout.file_len())
 }
 
 /// assemble_files(shard_bits: int, shard_paths: list[str], out_path: str) -> int
@@ -306,12 +311,17 @@ fn assemble_paths(shard_bits: u32, shards: &[PathBuf], out: &Path) -> PyResult<u
 /// Assembles shard files on disk (shard 0 first, all ``2**shard_bits``)
 /// into the container ``out_path``, as ``ribbon big assemble`` does: each
 /// file is checked to be that shard and verified, then read again and
-/// copied; the container is written to a temporary file beside
-/// ``out_path`` and renamed over it when complete. Holds one shard in
+/// copied; the container is written to a temporary file created
+/// exclusively beside ``out_path`` (a random name: never a name someone
+/// else planted) and renamed over it when complete. Holds one shard in
 /// memory at a time. Returns the container's length. The GIL is released.
 ///
-/// Raises ``OSError`` for a file that cannot be read or written and
-/// ``ValueError`` for a shard file that is not that shard or is damaged.
+/// Raises ``OSError`` for a file that cannot be read or written, a shard
+/// that is not a regular file (a FIFO is refused at once, never waited
+/// on) and an ``out_path`` that exists and is not a regular file (a
+/// symbolic link is refused, not followed); ``ValueError`` for a shard
+/// file that is not that shard or is damaged; ``MemoryError`` for a shard
+/// too large to hold.
 #[pyfunction]
 fn assemble_files(
     py: Python<'_>,
@@ -452,14 +462,8 @@ impl ShardedFilter {
 impl ShardedFilter {
     #[new]
     fn open(path: PathBuf) -> PyResult<Self> {
-        let file = std::fs::File::open(&path).map_err(|e| os_error(&path, e))?;
-        let meta = file.metadata().map_err(|e| os_error(&path, e))?;
-        if !meta.is_file() {
-            return Err(PyOSError::new_err(format!(
-                "{}: not a regular file",
-                path.display()
-            )));
-        }
+        // Only a regular file, and an open that never blocks (a FIFO).
+        let (file, _) = ribbon_sst::fs::open_regular(&path).map_err(|e| os_error(&path, e))?;
         // SAFETY: the map is read-only and private to this process, which
         // never writes the file; another process truncating it could fault
         // a read (SIGBUS), as with any memory map: the class docs say so.
@@ -499,13 +503,30 @@ impl ShardedFilter {
 
     /// may_contain_many(keys: list[bytes]) -> list[bool]
     ///
-    /// ``may_contain`` for each key. The GIL is released.
-    fn may_contain_many(&self, py: Python<'_>, keys: Vec<Vec<u8>>) -> PyResult<Vec<bool>> {
+    /// ``may_contain`` for each key (a list of ``bytes`` or a NumPy
+    /// ``S<n>`` array). The GIL is released. ``MemoryError`` for a batch
+    /// too large for the memory available.
+    fn may_contain_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let source = crate::keys::KeySource::new(keys)?;
+        let view = source.view();
+        let mut out = crate::keys::filled(false, view.len(), "the answers")?;
         py.detach(|| {
-            keys.iter()
-                .map(|k| self.check(self.view.try_contains(k)))
-                .collect()
-        })
+            view.for_each_chunk(&mut out, |keys, out| {
+                let mut i = 0;
+                let mut failed = None;
+                keys.for_each(|k| {
+                    if failed.is_none() {
+                        match self.view.try_contains(k) {
+                            Ok(a) => out[i] = a,
+                            Err(e) => failed = Some(e),
+                        }
+                    }
+                    i += 1;
+                });
+                failed.map_or(Ok(()), |e| Err(file_error(&self.path, e)))
+            })
+        })?;
+        Ok(out)
     }
 
     /// may_contain_arrow(offsets: bytes, data: bytes, offset: int, length: int) -> bytes
@@ -522,10 +543,12 @@ impl ShardedFilter {
         length: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let keys = arrow_keys(offsets, data, offset, length)?;
-        let out = py.detach(|| {
-            keys.iter()
-                .map(|k| self.check(self.view.try_contains(k)).map(u8::from))
-                .collect::<PyResult<Vec<u8>>>()
+        let mut out = crate::keys::with_room(keys.len(), "the answers")?;
+        py.detach(|| -> PyResult<()> {
+            for k in &keys {
+                out.push(u8::from(self.check(self.view.try_contains(k))?));
+            }
+            Ok(())
         })?;
         Ok(PyBytes::new(py, &out))
     }

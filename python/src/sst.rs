@@ -68,7 +68,7 @@ impl SstFile {
     /// A table from the whole file's bytes (copied).
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        let owned = data.to_vec();
+        let owned = crate::keys::copy_bytes(data)?;
         let sst = py.detach(|| RustSst::from_bytes(owned)).map_err(sst_error)?;
         Ok(Self::open(sst, None))
     }
@@ -94,7 +94,10 @@ impl SstFile {
     /// ``S<n>`` array), in order, asked in one batch with the GIL released.
     fn may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         let sst = self.get()?;
-        answer_many(py, keys, |keys| Ok(sst.key_may_match_many(&keys.slices())))
+        answer_many(py, keys, |keys, out| {
+            out.copy_from_slice(&sst.key_may_match_many(&keys.slices()?));
+            Ok(())
+        })
     }
 
     /// prefix_may_match(key) -> bool
@@ -114,9 +117,10 @@ impl SstFile {
     /// ``prefix_may_match`` of each key, in order, with the GIL released.
     fn prefix_may_match_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> Answers<'py> {
         let sst = self.get()?;
-        answer_many(py, keys, |keys| {
-            sst.prefix_may_match_many(&keys.slices())
-                .map_err(sst_error)
+        answer_many(py, keys, |keys, out| {
+            let got = sst.prefix_may_match_many(&keys.slices()?).map_err(sst_error)?;
+            out.copy_from_slice(&got);
+            Ok(())
         })
     }
 

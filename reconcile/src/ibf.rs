@@ -300,6 +300,24 @@ impl Ibf {
         Ok(())
     }
 
+    /// Adds `other` cell by cell: afterwards this IBF is the one of both
+    /// sets' keys, as if each key of `other` had been inserted here.
+    pub fn add(&mut self, other: &Ibf) -> Result<(), Mismatch> {
+        self.check_compatible(other)?;
+        let stride = self.stride;
+        for (a, b) in self
+            .words
+            .chunks_exact_mut(stride)
+            .zip(other.words.chunks_exact(stride))
+        {
+            a[COUNT] = u64::from((a[COUNT] as u32).wrapping_add(b[COUNT] as u32));
+            for (x, y) in a[KEY_HASH..].iter_mut().zip(&b[KEY_HASH..]) {
+                *x ^= y;
+            }
+        }
+        Ok(())
+    }
+
     /// Subtracts `other` cell by cell: afterwards this IBF holds the
     /// difference `self − other` (keys only in `self` count +1, keys only
     /// in `other` −1).

@@ -275,6 +275,35 @@ impl Sketch {
         self.keys += 1;
     }
 
+    /// Adds every key of `other` (a sketch with the same parameters) in
+    /// one step that allocates nothing: afterwards this sketch is the one
+    /// of both key sets, as if each key of `other` had been inserted here.
+    /// With [`Sketch::try_new`], a fill that may fail half-way (a
+    /// database walk) goes into a new sketch, absorbed only on success:
+    /// all or nothing. A mismatch changes nothing.
+    pub fn absorb(&mut self, other: &Sketch) -> Result<(), Mismatch> {
+        if self.seed != other.seed {
+            return Err(Mismatch::Seed);
+        }
+        self.estimator.check_compatible(&other.estimator)?;
+        match (&self.ibf, &other.ibf) {
+            (Some(a), Some(b)) => a.check_compatible(b)?,
+            (None, None) => {}
+            (a, b) => {
+                return Err(Mismatch::Cells(
+                    a.as_ref().map_or(0, Ibf::cells),
+                    b.as_ref().map_or(0, Ibf::cells),
+                ))
+            }
+        }
+        self.estimator.add(&other.estimator)?;
+        if let (Some(a), Some(b)) = (&mut self.ibf, &other.ibf) {
+            a.add(b)?;
+        }
+        self.keys += other.keys;
+        Ok(())
+    }
+
     /// Keys added.
     pub fn keys(&self) -> u64 {
         self.keys
@@ -490,5 +519,39 @@ mod tests {
         for n in 0..bytes.len() {
             assert!(Sketch::from_bytes(&bytes[..n]).is_err(), "truncated to {n}");
         }
+    }
+
+    #[test]
+    fn absorbing_a_sketch_equals_inserting_its_keys() {
+        let params = SketchParams {
+            cells: 40,
+            seed: 3,
+            ..SketchParams::default()
+        };
+        let keys: Vec<Vec<u8>> = (0..500u32).map(|i| format!("key{i}").into_bytes()).collect();
+        let mut all = Sketch::new(params);
+        let (mut a, mut b) = (Sketch::new(params), Sketch::new(params));
+        for (i, k) in keys.iter().enumerate() {
+            all.insert(k);
+            if i % 3 == 0 {
+                a.insert(k)
+            } else {
+                b.insert(k)
+            }
+        }
+        a.absorb(&b).unwrap();
+        assert_eq!(a, all);
+        assert_eq!(a.keys(), 500);
+        // Another shape changes nothing.
+        let other = Sketch::new(SketchParams { cells: 80, ..params });
+        let before = a.clone();
+        assert!(a.absorb(&other).is_err());
+        assert!(a
+            .absorb(&Sketch::new(SketchParams { seed: 4, ..params }))
+            .is_err());
+        assert!(a
+            .absorb(&Sketch::new(SketchParams { cells: 0, ..params }))
+            .is_err());
+        assert_eq!(a, before);
     }
 }

@@ -119,6 +119,18 @@ impl StrataEstimator {
         Ok(())
     }
 
+    /// Adds `other` cell by cell: afterwards this estimator is the one of
+    /// both sets' keys, as if each key of `other` had been inserted here.
+    pub fn add(&mut self, other: &StrataEstimator) -> Result<(), Mismatch> {
+        self.check_compatible(other)?;
+        for (a, b) in self.cells.iter_mut().zip(&other.cells) {
+            add_count(a, count(b));
+            a[1] ^= b[1];
+            a[2] ^= b[2];
+        }
+        Ok(())
+    }
+
     /// The estimated size of the difference between the sets of `self`
     /// and `other` (exact when every stratum decodes).
     pub fn estimate_difference(&self, other: &StrataEstimator) -> Result<u64, Mismatch> {

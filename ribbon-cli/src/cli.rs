@@ -137,7 +137,7 @@ pub struct BuildArgs {
           required_unless_present = "standalone", conflicts_with = "standalone")]
     pub policy: Option<FilterPolicy>,
     /// The table's format_version (legacy Bloom before 5)
-    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(i32).range(0..=7),
+    #[arg(long, value_name = "N", default_value_t = 7, value_parser = parse_format_version,
           conflicts_with = "standalone")]
     pub format_version: i32,
     /// The output level of a compaction (-1: an SstFileWriter file)
@@ -326,4 +326,11 @@ pub enum SstCommand {
 
 fn parse_policy(s: &str) -> Result<FilterPolicy, String> {
     s.parse::<FilterPolicy>().map_err(|e| e.to_string())
+}
+
+/// A `--format-version`: what `ribbon::check_format_version` accepts (the
+/// one owner of the range, shared with the C library and Python).
+fn parse_format_version(s: &str) -> Result<i32, String> {
+    let v: i64 = s.parse().map_err(|e| format!("{s:?}: {e}"))?;
+    ribbon::check_format_version(v).map_err(|e| e.to_string())
 }

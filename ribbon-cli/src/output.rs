@@ -4,7 +4,7 @@
 
 use crate::error::{shown, write_error, Error};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Buffered standard output; every write error becomes an [`Error`].
 pub struct Stdout {
@@ -77,15 +77,16 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     file.commit()
 }
 
-/// An output file written whole or not at all: a temporary file created
-/// exclusively (`O_EXCL`, a random name, mode 0600 until it is moved) in
-/// the target's directory, moved over the target by [`commit`](Self::commit)
-/// once complete and synced; dropped uncommitted, it is removed. The
-/// target must be absent or a regular file: a device, a FIFO, a directory
-/// or a symbolic link is refused, never replaced (and never followed).
+/// An output file written whole or not at all: `ribbon_sst::fs::AtomicFile`
+/// (the workspace's one owner of the rule), with this tool's errors. A
+/// temporary file is created exclusively (`O_EXCL`, a random name, mode
+/// 0600 until it is moved) in the target's directory, moved over the
+/// target by [`commit`](Self::commit) once complete and synced; dropped
+/// uncommitted, it is removed. The target must be absent or a regular
+/// file: a device, a FIFO, a directory or a symbolic link is refused,
+/// never replaced (and never followed).
 pub struct OutputFile {
-    tmp: std::io::BufWriter<tempfile::NamedTempFile>,
-    target: PathBuf,
+    file: ribbon_sst::fs::AtomicFile,
 }
 
 impl OutputFile {
@@ -94,78 +95,42 @@ impl OutputFile {
     /// Errors: the target exists and is not a regular file, or the
     /// temporary file cannot be created.
     pub fn create(target: &Path) -> Result<Self, Error> {
-        check_replaceable(target)?;
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(
-                ".{}.",
-                target.file_name().map_or("out".into(), |n| n.to_string_lossy())
-            ))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| write_error(&shown(target), e))?;
-        Ok(Self {
-            tmp: std::io::BufWriter::with_capacity(1 << 20, tmp),
-            target: target.to_path_buf(),
-        })
+        let file = ribbon_sst::fs::AtomicFile::create(target).map_err(|e| output_error(target, e))?;
+        Ok(Self { file })
     }
 
     /// Syncs the file and moves it over the target (checked again to be
     /// absent or a regular file).
     pub fn commit(self) -> Result<(), Error> {
-        let shown_target = shown(&self.target);
-        let tmp = self
-            .tmp
-            .into_inner()
-            .map_err(|e| write_error(&shown_target, e.into_error()))?;
-        // The mode a plain create gives (0644 under the usual umask), or
-        // the replaced file's; the temporary file was made 0600.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&self.target).map_or(0o644, |m| m.permissions().mode() & 0o7777);
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))
-                .map_err(|e| write_error(&shown_target, e))?;
-        }
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| write_error(&shown_target, e))?;
-        check_replaceable(&self.target)?;
-        tmp.persist(&self.target)
-            .map_err(|e| write_error(&shown_target, e.error))?;
-        Ok(())
+        let target = self.file.target().to_path_buf();
+        self.file.commit().map_err(|e| output_error(&target, e))
     }
 }
 
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.tmp.write(buf)
+        self.file.write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.tmp.write_all(buf)
+        self.file.write_all(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.tmp.flush()
+        self.file.flush()
     }
 }
 
-/// Refuses a target that exists and is not a regular file (not followed
-/// when it is a symbolic link).
-fn check_replaceable(target: &Path) -> Result<(), Error> {
-    match std::fs::symlink_metadata(target) {
-        Ok(m) if !m.file_type().is_file() => Err(Error::failed(format!(
+/// The error of writing `target`: a target that is not a regular file is
+/// refused in one line, anything else is a write error.
+fn output_error(target: &Path, e: std::io::Error) -> Error {
+    if ribbon_sst::fs::is_not_replaceable(&e) {
+        Error::failed(format!(
             "cannot write {}: it exists and is not a regular file (refusing to replace it; use '-' for standard output)",
             shown(target)
-        ))),
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(write_error(&shown(target), e)),
+        ))
+    } else {
+        write_error(&shown(target), e)
     }
 }
 

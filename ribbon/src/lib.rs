@@ -119,8 +119,10 @@ pub use plugin::table_filter::{Family, TableFilter};
 pub use rocksdb::builder::KeyHashRefused;
 pub use rocksdb::builder::{build_filter, FilterBuilder};
 pub use rocksdb::format::{FilterDescription, FilterReader, NotAFilter};
+pub use rocksdb::policy::{
+    check_format_version, FormatVersionError, PolicyParseError, DEFAULT_FORMAT_VERSION,
+};
 pub use rocksdb::policy::{BuildContext, FilterPolicy};
-pub use rocksdb::policy::{PolicyParseError, DEFAULT_FORMAT_VERSION};
 pub use standalone::{Config, Mode, Precision, Ribbon, RibbonRef};
 
 /// Any error of this crate, for `?` in code that uses several of its parts:

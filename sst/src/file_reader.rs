@@ -81,20 +81,8 @@ impl DiskFile {
             message: e.to_string(),
         };
         // A FIFO would block the open itself (and a device or directory
-        // is no table): refused before opening, and checked again on the
-        // opened file.
-        let not_regular = || Error::Io {
-            path: path_text.clone(),
-            message: "not a regular file (a FIFO, device or directory): refused".into(),
-        };
-        if !std::fs::metadata(path).map_err(io)?.is_file() {
-            return Err(not_regular());
-        }
-        let mut file = File::open(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
-        if !meta.is_file() {
-            return Err(not_regular());
-        }
+        // is no table): refused before opening, by the one owner of the rule.
+        let (mut file, meta) = crate::fs::open_regular(path).map_err(io)?;
         let len = meta.len();
         let tail_start = len.saturating_sub(tail_len);
         let tail = read_exact_at(&mut file, tail_start, len - tail_start).map_err(io)?;

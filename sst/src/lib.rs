@@ -66,6 +66,7 @@ mod file_reader;
 pub mod filter;
 mod filter_loading;
 pub mod footer;
+pub mod fs;
 pub mod handle;
 mod index_walk;
 pub mod info;

@@ -29,7 +29,12 @@ impl Ribbon {
     /// answer exactly as [`crate::rocksdb::format::FilterReader`] does on `block`.
     ///
     /// A block of 5 bytes or fewer is RocksDB's empty filter and imports as
-    /// an empty filter.
+    /// an empty filter, as RocksDB reads it. Bytes from outside a table (a
+    /// file, a caller's buffer) are checked with
+    /// [`FilterReader::parse`](crate::rocksdb::format::FilterReader::parse)
+    /// first, as `ribbon standalone --from-rocksdb` and the Python
+    /// package's `Ribbon.from_rocksdb` do: an empty or truncated buffer is
+    /// then refused instead of answering "definitely not" for every key.
     ///
     /// Errors ([`Error::NotRocksDbRibbon`]): another filter kind (Bloom), a
     /// Ribbon block of fewer than 2 blocks or without a whole segment

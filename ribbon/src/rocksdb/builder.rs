@@ -100,6 +100,18 @@ impl FilterBuilder {
         self.kind
     }
 
+    /// Reserves room for `additional` more key hashes, fallibly: a caller
+    /// about to add a batch whose size it does not control (a binding's
+    /// caller) gets an error it can report instead of an abort when the
+    /// memory is not there. (Adding keys never needs it; the construction
+    /// in [`finish`](Self::finish) allocates in proportion to the keys.)
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), alloc::collections::TryReserveError> {
+        match &mut self.hashes {
+            Hashes::Xxph3(e) => e.hashes.try_reserve_exact(additional),
+            Hashes::Legacy(e) => e.hashes.try_reserve_exact(additional),
+        }
+    }
+
     /// Adds a key (`AddKey`). A key equal to the previous one adds nothing.
     pub fn add_key(&mut self, key: impl AsRef<[u8]>) {
         let key = key.as_ref();

@@ -136,12 +136,59 @@ pub enum CreationReason {
 /// from 5 on.
 pub const DEFAULT_FORMAT_VERSION: i32 = 7;
 
+/// The newest `format_version` RocksDB 11.8 writes
+/// (`kLatestBbtFormatVersion`, `table/format.h`).
+pub const LATEST_FORMAT_VERSION: i32 = 7;
+
+/// A `format_version` RocksDB 11.8 refuses for a table it writes (see
+/// [`check_format_version`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatVersionError {
+    /// The value given.
+    pub format_version: i64,
+}
+
+impl fmt::Display for FormatVersionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "format_version {}: RocksDB 11.8 writes tables of format_version 0 to {LATEST_FORMAT_VERSION} \
+             (0 and 1 are written as 2)",
+            self.format_version
+        )
+    }
+}
+
+impl core::error::Error for FormatVersionError {}
+
+/// The one owner of the `format_version`s a filter may be built for: the
+/// values RocksDB 11.8 accepts for a table it writes, 0 to
+/// [`LATEST_FORMAT_VERSION`]. `BlockBasedTableOptions::format_version` is a
+/// `uint32_t`; RocksDB raises 0 and 1 to 2 (the oldest it still writes,
+/// `kMinSupportedBbtFormatVersionForWrite`) when it sanitises the options,
+/// so they write the filter of 2 (the legacy Bloom, as every value below
+/// 5), and refuses anything above 7 ("Unsupported BlockBasedTable
+/// format_version"); a negative value, as a `uint32_t`, is above 7.
+///
+/// ```
+/// use ribbon::rocksdb::policy::check_format_version;
+/// assert_eq!(check_format_version(5), Ok(5));
+/// assert!(check_format_version(8).is_err());
+/// assert!(check_format_version(-5).is_err());
+/// ```
+pub fn check_format_version(format_version: i64) -> Result<i32, FormatVersionError> {
+    match i32::try_from(format_version) {
+        Ok(v) if (0..=LATEST_FORMAT_VERSION).contains(&v) => Ok(v),
+        _ => Err(FormatVersionError { format_version }),
+    }
+}
+
 /// What the table builder tells the policy about the file it writes
 /// (`FilterBuildingContext` plus the table's `format_version`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuildContext {
-    /// The table's `format_version` (RocksDB 11.8 writes 2 to 7; default
-    /// [`DEFAULT_FORMAT_VERSION`], 7).
+    /// The table's `format_version` (RocksDB 11.8 accepts 0 to 7, checked
+    /// by [`check_format_version`]; default [`DEFAULT_FORMAT_VERSION`], 7).
     pub format_version: i32,
     /// The column family's compaction style.
     pub compaction_style: CompactionStyle,
