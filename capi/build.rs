@@ -13,7 +13,7 @@
 //! cross-compiling), where cargo puts `libribbon.so` and `libribbon.a`: the
 //! third ancestor of `OUT_DIR` (`<profile>/build/ribbon-capi-<hash>/out`).
 //! Their paths are absolute: the include directory of this checkout and the
-//! profile directory. A build script that cannot write them warns and goes
+//! profile directory (its real path, links resolved). A build script that cannot write them warns and goes
 //! on (the library itself does not need them).
 
 use std::env;
@@ -34,6 +34,11 @@ fn main() {
         );
         return;
     };
+    // The real directory: the same file whichever link the target
+    // directory was reached through (a `target` link to CARGO_TARGET_DIR),
+    // since cargo need not rerun this script when only the link changes.
+    let libdir = std::fs::canonicalize(libdir).unwrap_or_else(|_| libdir.to_path_buf());
+    let libdir = libdir.as_path();
     let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let includedir = manifest.join("include");
     let version = env::var("CARGO_PKG_VERSION").unwrap_or_default();
