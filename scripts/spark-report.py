@@ -361,6 +361,15 @@ def write(args, rows, before, started):
 
 USAGE = """## Use
 
+```sh
+pip install './python[spark]'   # the package with PySpark, pandas >= 2.2 and pyarrow, which the Spark path needs
+```
+
+Import `rocks_ribbon.spark` before the first Spark session: with `PYSPARK_PYTHON` unset, Spark's
+Python workers then run the driver's interpreter (a virtual environment need not be activated);
+a local session made earlier with an interpreter that lacks the package is refused with one line
+naming what to set (`PYSPARK_PYTHON`). On a cluster, the executors' Python needs the package too.
+
 ```python
 from rocks_ribbon import spark as rs
 

@@ -68,6 +68,10 @@ bash scripts/test-python.sh
 echo "== the sharded filter built by Spark (scripts/test-spark.sh)"
 bash scripts/test-spark.sh
 
+echo "== every README block runs as written, in a fresh shell (scripts/readme-blocks.py; after the C, Python and Spark builds it reuses)"
+python3 scripts/readme-blocks.py
+python3 scripts/readme-blocks.py --self-test
+
 echo "== a project outside the workspace, using the packaged rocks-bridge as the README says (scripts/outside-packaged.sh)"
 bash scripts/outside-packaged.sh
 

@@ -1,7 +1,8 @@
 /* The C API end to end, against files RocksDB wrote: every check fails
  * the program (exit 1) with a one-line message.
  *
- *   cc -O2 -I capi/include examples/c/sst_query.c -L $TARGET/release -lribbon -o sst_query
+ *   cargo build --release -p ribbon-capi
+ *   cc -O2 examples/c/sst_query.c $(pkg-config --cflags --libs target/release/ribbon.pc) -o sst_query
  *   ./sst_query conformance/v1/sst/full_ribbon_fv7_zstd_xxh3   (the path without .sst)
  *
  * 1. Opens NAME.sst and asks its filter for every probe of NAME.probes.hex

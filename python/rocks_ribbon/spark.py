@@ -15,6 +15,13 @@ join (the filter is memory-mapped once per Python worker)::
     candidates = events.where(rs.may_contain("email", "/data/users.rbs"))
     joined = candidates.join(users, "email")   # same rows as events.join(users, "email")
 
+Install with ``pip install './python[spark]'`` (PySpark, pandas >= 2.2 and
+pyarrow with the package). The Python workers must import this package:
+when ``PYSPARK_PYTHON`` is unset, importing this module before the first
+Spark session makes the workers run the driver's interpreter (a virtual
+environment need not be activated); a local session made earlier with
+another interpreter is refused with one line saying what to set.
+
 How the build runs (``build_filter``):
 
 1. the column's keys (``string`` as UTF-8 bytes, ``binary`` as they are;
@@ -44,6 +51,8 @@ same keys (``B`` is ``summary.shard_bits``; the test compares the files).
 import math
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -74,6 +83,60 @@ TARGET_SHARD_KEYS = 1 << 22
 FLUSH_HASHES = 1 << 21
 
 _KINDS = ("balanced", "standard", "homogeneous")
+
+
+def _default_worker_python() -> None:
+    """Spark's Python workers run ``$PYSPARK_PYTHON`` (default ``python3``
+    on ``$PATH``), which need not be the interpreter that has this package
+    (a virtual environment not activated): when ``PYSPARK_PYTHON`` is unset
+    and no SparkContext exists yet, the workers of the sessions made from
+    now on run this one. Called when this module is imported."""
+    if os.environ.get("PYSPARK_PYTHON") or not sys.executable:
+        return
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return
+    if getattr(SparkContext, "_active_spark_context", None) is None:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+
+
+_default_worker_python()
+
+_WORKER_PYTHON_CHECKED: dict = {}
+
+
+def _check_worker_python(sc) -> None:
+    """On a local master, fails with one line when the Python workers'
+    interpreter cannot import this package (a session made before this
+    module was imported, with ``PYSPARK_PYTHON`` unset), instead of every
+    task failing with "No module named 'rocks_ribbon'". On a cluster the
+    executors' interpreters are not checked here."""
+    master = sc.master or ""
+    exe = getattr(sc, "pythonExec", None)
+    if not master.startswith("local") or not exe or exe == sys.executable:
+        return
+    ok = _WORKER_PYTHON_CHECKED.get(exe)
+    if ok is None:
+        try:
+            ok = (
+                subprocess.run(
+                    [exe, "-c", "import rocks_ribbon"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    timeout=60,
+                ).returncode
+                == 0
+            )
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        _WORKER_PYTHON_CHECKED[exe] = ok
+    if not ok:
+        raise RuntimeError(
+            f"Spark's Python workers run {exe!r}, which cannot import rocks_ribbon: "
+            f"set PYSPARK_PYTHON={sys.executable} (or import rocks_ribbon.spark) "
+            "before the Spark session is created"
+        )
 
 
 @dataclass(frozen=True)
@@ -247,6 +310,7 @@ def build_filter(df, column, out_path, bits=7, kind="balanced", *, shard_bits=No
         )
     keys = df.select(df[column].cast("binary").alias("key")).where(F.col("key").isNotNull())
     spark = df.sparkSession
+    _check_worker_python(spark.sparkContext)
     if shard_bits is None:
         parallelism = spark.sparkContext.defaultParallelism
         shard_bits = choose_shard_bits(keys.count(), parallelism)
@@ -363,6 +427,8 @@ def may_contain(col, filter_path: str):
     shipped = None
     head = None
     spark = SparkSession.getActiveSession()
+    if spark is not None:
+        _check_worker_python(spark.sparkContext)
     if os.path.isfile(local):
         ShardedFilter(local)  # fails now, on the driver, for a bad file
         # The container's header (key count, length, index checksum): a

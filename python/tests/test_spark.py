@@ -212,3 +212,67 @@ def test_damaged_file_is_an_error_not_a_false_negative(built, tmp_path):
     f = ShardedFilter(str(bad))
     with pytest.raises(ValueError, match="sharded filter file"):
         f.may_contain_many([hashlib.sha1(str(i).encode()).digest() for i in range(2000)])
+
+
+# Issue 48: a newcomer's virtual environment, not activated. Spark's Python
+# workers run $PYSPARK_PYTHON, by default `python3` on PATH, which need not
+# have the package ("No module named 'rocks_ribbon'" in every task).
+
+
+def _env_without_worker_python():
+    """This environment as a shell that never activated the venv has it:
+    no PYSPARK_PYTHON, and the interpreter's directory off PATH."""
+    env = dict(os.environ)
+    env.pop("PYSPARK_PYTHON", None)
+    env.pop("PYSPARK_DRIVER_PYTHON", None)
+    env.pop("VIRTUAL_ENV", None)
+    bindir = os.path.dirname(sys.executable)
+    env["PATH"] = ":".join(p for p in env.get("PATH", "").split(":") if p and os.path.realpath(p) != os.path.realpath(bindir))
+    return env
+
+
+def test_import_makes_the_workers_run_the_drivers_python():
+    code = "import os, rocks_ribbon.spark; print(os.environ.get('PYSPARK_PYTHON'))"
+    env = _env_without_worker_python()
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == sys.executable
+    # A PYSPARK_PYTHON of the user's is theirs.
+    env["PYSPARK_PYTHON"] = "/opt/py/bin/python3"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "/opt/py/bin/python3"
+
+
+class _FakeContext:
+    def __init__(self, master, exe):
+        self.master, self.pythonExec = master, exe
+
+
+def test_a_local_session_whose_workers_lack_the_package_is_one_clear_error():
+    with pytest.raises(RuntimeError, match=r"set PYSPARK_PYTHON=") as e:
+        rs._check_worker_python(_FakeContext("local[2]", "/bin/false"))
+    assert "\n" not in str(e.value) and "/bin/false" in str(e.value)
+    rs._check_worker_python(_FakeContext("local[2]", sys.executable))  # this interpreter has it
+    rs._check_worker_python(_FakeContext("yarn", "/bin/false"))  # executors elsewhere: not checked here
+
+
+def test_a_fresh_shell_without_the_venv_on_path_works(tmp_path):
+    """The README's Spark lines in a shell that never activated the venv:
+    the session is made after `import rocks_ribbon.spark`, PYSPARK_PYTHON
+    unset, `python3` on PATH another interpreter (or none)."""
+    script = tmp_path / "spark_fresh.py"
+    script.write_text(
+        "from pyspark.sql import SparkSession\n"
+        "from rocks_ribbon import spark as rs\n"
+        "spark = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
+        "users = spark.createDataFrame([('ann@example.com',), ('bob@example.com',)], ['email'])\n"
+        f"rs.build_filter(users, 'email', {str(tmp_path / 'users.rbs')!r})\n"
+        "events = spark.createDataFrame([('ann@example.com', 1), ('eve@example.com', 2)], ['email', 'n'])\n"
+        f"rows = events.where(rs.may_contain('email', {str(tmp_path / 'users.rbs')!r})).join(users, 'email').collect()\n"
+        "assert [r.email for r in rows] == ['ann@example.com'], rows\n"
+        "spark.stop()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, str(script)], env=_env_without_worker_python(), cwd=tmp_path,
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]

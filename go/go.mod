@@ -1,0 +1,3 @@
+module rocks-ribbon/go
+
+go 1.19
