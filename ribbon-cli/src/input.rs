@@ -49,23 +49,16 @@ pub fn open(path: &Path) -> Result<Input, Error> {
     open_regular(path).map(Input::File)
 }
 
-/// Opens `path`, which must be a regular file (checked before it is opened,
-/// and again on the open file).
+/// Opens `path`, which must be a regular file (`ribbon_sst::fs::open_regular`:
+/// checked before it is opened and again on the open file, and the open
+/// never blocks).
 pub fn open_regular(path: &Path) -> Result<std::fs::File, Error> {
-    let not_regular = || {
-        Error::failed(format!(
+    match ribbon_sst::fs::open_regular(path) {
+        Ok((file, _)) => Ok(file),
+        Err(e) if ribbon_sst::fs::is_not_regular(&e) => Err(Error::failed(format!(
             "cannot read {}: not a regular file (a FIFO, device, socket or directory is refused; '-' reads standard input)",
             shown(path)
-        ))
-    };
-    let meta = std::fs::metadata(path).map_err(|e| read_error(path, e))?;
-    if !meta.is_file() {
-        return Err(not_regular());
-    }
-    let file = std::fs::File::open(path).map_err(|e| read_error(path, e))?;
-    match file.metadata() {
-        Ok(m) if m.is_file() => Ok(file),
-        Ok(_) => Err(not_regular()),
+        ))),
         Err(e) => Err(read_error(path, e)),
     }
 }

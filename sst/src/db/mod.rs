@@ -163,27 +163,31 @@ pub struct Recovery {
 /// Reads the file at `path` whole, refusing anything but a regular file
 /// (a FIFO would block the reader) and files over `max` bytes.
 pub fn read_regular_file(path: &Path, max: u64) -> Result<Vec<u8>, DbError> {
-    let len = check_regular_file(path)?;
-    if len > max {
-        return Err(DbError::unsupported(format!(
-            "{}: {len} bytes, more than the reader's bound of {max}",
-            path.display()
-        )));
-    }
-    std::fs::read(path).map_err(|e| DbError::io(path, &e))
+    // `crate::fs` owns the rule (a regular file, never a blocking open).
+    crate::fs::read_regular(path, max).map_err(|e| {
+        if crate::fs::is_not_regular(&e) {
+            not_regular(path)
+        } else if e.kind() == std::io::ErrorKind::InvalidData {
+            DbError::unsupported(format!("{}: {e} (the reader's bound)", path.display()))
+        } else {
+            DbError::io(path, &e)
+        }
+    })
 }
 
 /// The size of the regular file at `path`; an error for anything else (a
-/// FIFO, a device, a directory), before it is opened.
+/// FIFO, a device, a directory), without opening it.
 pub fn check_regular_file(path: &Path) -> Result<u64, DbError> {
     let meta = std::fs::metadata(path).map_err(|e| DbError::io(path, &e))?;
     if !meta.is_file() {
-        return Err(DbError::unsupported(format!(
-            "{}: not a regular file (a FIFO, device or directory): refused",
-            path.display()
-        )));
+        return Err(not_regular(path));
     }
     Ok(meta.len())
+}
+
+/// The refusal of a path that is not a regular file.
+fn not_regular(path: &Path) -> DbError {
+    DbError::unsupported(format!("{}: {}", path.display(), crate::fs::NOT_REGULAR))
 }
 
 /// A database directory, read as far as its live files and unflushed writes.
@@ -205,6 +209,14 @@ pub struct Db {
 }
 
 impl Db {
+    /// The names of the column families of the database in `dir`, in the
+    /// order of their ids (`default` first), as RocksDB's
+    /// `DB::ListColumnFamilies` reads them from the MANIFEST.
+    pub fn list_column_families(dir: impl AsRef<Path>) -> Result<Vec<String>, DbError> {
+        let version = Version::read_manifest(&manifest::current_manifest(dir.as_ref())?)?;
+        Ok(version.column_families.into_values().map(|c| c.name).collect())
+    }
+
     /// Opens the default column family of the database in `dir`.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, DbError> {
         Self::open_column_family(dir, "default")
@@ -224,7 +236,7 @@ impl Db {
             // The directory is not named: every caller names it (the CLI
             // and the C library put it before every error of opening).
             return Err(DbError::unsupported(
-                "not a database directory (for one SST file use `ribbon sst`)",
+                "not a database directory (to read one SST file, use the SST reader: `ribbon sst`, `rocks_ribbon.SstFile`, `ribbon_sst_open`)",
             ));
         }
         let mut version = Version::read_manifest(&manifest::current_manifest(dir)?)?;
@@ -340,7 +352,7 @@ impl Db {
             return Err(DbError::Io {
                 path: wal_dir.display().to_string(),
                 message: format!(
-                    "the WAL directory{} is not a directory; give it with --wal-dir",
+                    "the WAL directory{} is not a directory; give the WAL directory as the `wal_dir` open option (`--wal-dir`, Python's `wal_dir=`)",
                     options
                         .path
                         .as_ref()
@@ -575,7 +587,7 @@ impl Db {
             return DbError::Io {
                 path: f.path.display().to_string(),
                 message: format!(
-                    "{} (the MANIFEST lists it; if the database has db_paths or cf_paths, give them in order with --db-path)",
+                    "{} (the MANIFEST lists it; if the database has db_paths or cf_paths, give them in order as the `db_paths` open option: `--db-path`, Python's `db_paths=`)",
                     match &e {
                         DbError::Io { message, .. } => message.clone(),
                         other => other.to_string(),
@@ -638,7 +650,7 @@ fn file_dir(dir: &Path, f: &FileMeta, how: &OpenOptions) -> Result<PathBuf, DbEr
         Some(p) => Ok(p.clone()),
         None if f.path_id == 0 => Ok(dir.to_path_buf()),
         None => Err(DbError::unsupported(format!(
-            "file {:06}.sst is in db_paths[{}] (or cf_paths), which RocksDB does not record: give the paths in order (--db-path)",
+            "file {:06}.sst is in db_paths[{}] (or cf_paths), which RocksDB does not record: give the paths in order as the `db_paths` open option (`--db-path`, Python's `db_paths=`)",
             f.number, f.path_id
         ))),
     }
