@@ -17,7 +17,7 @@
 # The query-kernel micro-report (`ribbon/benches/kernels.rs`: each kernel
 # by filter size, single and batched, next to xorf's BinaryFuse8 and a
 # pointer chase) goes between <!-- kernels:begin --> and <!-- kernels:end -->.
-# `bash scripts/bench.sh --only doctor` (or `--only kernels`) runs that step
+# `bash scripts/bench.sh --only doctor` (or `--only kernels`, `--only dbreader`) runs that step
 # alone: it rewrites its section and leaves the rest of the report as it
 # is. About a minute each once the crates are compiled.
 # Arguments after the options go to criterion (a filter such as `build/`).
@@ -34,8 +34,8 @@ while [ $# -gt 0 ]; do
       ;;
     --only)
       case "${2:-}" in
-        doctor | kernels) ;;
-        *) echo "bench.sh: --only takes one step: doctor or kernels" >&2; exit 2 ;;
+        doctor | kernels | dbreader) ;;
+        *) echo "bench.sh: --only takes one step: doctor, kernels or dbreader" >&2; exit 2 ;;
       esac
       only="$2"
       shift 2
@@ -79,14 +79,35 @@ kernels_step() {
   } | python3 scripts/report_section.py "docs/benchmarks${suffix}.md" kernels
 }
 
+# The database reader against RocksDB (issue 48): in Rust against the
+# workspace's RocksDB 11.8.1, and from Python against rocksdict's (the
+# package installed as scripts/test-python.sh installs it, into its venv).
+dbreader_step() {
+  local venv="${ROCKS_RIBBON_PY_VENV:-${TMPDIR:-/tmp}/rocks-ribbon-venv-python}"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.7,<2" numpy rocksdict
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
+  {
+    echo "## Database reader against RocksDB (issue 48)"
+    echo
+    cargo run --release -q --bin db-reader-bench
+    echo
+    echo "From Python (\`python python/bench/db_bench.py --markdown\`), rocks_ribbon's \`Db\` against rocksdict's RocksDB on databases rocksdict wrote, in one process:"
+    echo
+    "$venv/bin/python" python/bench/db_bench.py --markdown
+  } | python3 scripts/report_section.py "docs/benchmarks${suffix}.md" dbreader
+}
+
 cargo build --release -q -p ribbon-cli
 case "$only" in
   doctor) doctor_step; exit 0 ;;
   kernels) kernels_step; exit 0 ;;
+  dbreader) dbreader_step; exit 0 ;;
 esac
 cargo bench --bench filters -- "$@"
 cargo run --release -q --bin bench-report
 kernels_step
 doctor_step
+dbreader_step
 # The README's results table is generated from the report.
 python3 scripts/readme-results.py
