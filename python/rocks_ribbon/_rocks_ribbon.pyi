@@ -172,6 +172,9 @@ class Db:
         wal_dir: Optional[StrPath] = None,
         db_paths: Optional[Sequence[StrPath]] = None,
     ) -> None: ...
+    @staticmethod
+    def list_column_families(path: StrPath) -> List[str]:
+        """The database's column family names, ``"default"`` first (from its MANIFEST)."""
     @property
     def path(self) -> Path: ...
     def live_keys(self) -> LiveKeys:

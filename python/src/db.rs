@@ -1,7 +1,7 @@
 //! Database directories from Python: `Db`, its live keys (a lazy iterator)
 //! and the files a `Get` of each key asks.
 
-use crate::errors::db_error;
+use crate::errors::{db_error, db_error_at};
 use crate::handle::{closable_pymethods, Handle};
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
@@ -164,7 +164,7 @@ impl Db {
         };
         let db = py
             .detach(|| RustDb::open_with(&path, column_family, &how))
-            .map_err(db_error)?;
+            .map_err(|e| db_error_at(e, &path))?;
         let open = Open {
             db: Arc::new(db),
             cache: Mutex::new(FileCache::new()),
@@ -176,6 +176,17 @@ impl Db {
             handle: Handle::new(Arc::new(open), closed_message),
             path,
         })
+    }
+
+    /// list_column_families(path) -> list[str]
+    ///
+    /// The names of the column families of the database directory
+    /// ``path``, ``"default"`` first (RocksDB's ``ListColumnFamilies``:
+    /// read from its MANIFEST). Raises as ``Db(path)`` does.
+    #[staticmethod]
+    fn list_column_families(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
+        py.detach(|| RustDb::list_column_families(&path))
+            .map_err(|e| db_error_at(e, &path))
     }
 
     /// The database directory.

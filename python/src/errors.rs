@@ -107,7 +107,20 @@ fn sst_error_as(e: &ribbon_sst::Error, msg: String) -> PyErr {
 /// message, which names the file).
 pub fn db_error(e: DbError) -> PyErr {
     let msg = e.to_string();
-    match &e {
+    db_error_as(&e, msg)
+}
+
+/// [`db_error`] of opening the database directory `dir`, named first as
+/// the command line and the C library name it (the reader's messages do
+/// not repeat the directory they were asked for).
+pub fn db_error_at(e: DbError, dir: &std::path::Path) -> PyErr {
+    let msg = format!("{}: {e}", dir.display());
+    db_error_as(&e, msg)
+}
+
+/// `e`'s exception class with message `msg`.
+fn db_error_as(e: &DbError, msg: String) -> PyErr {
+    match e {
         DbError::Io { .. } => IoError::new_err(msg),
         DbError::Unsupported { .. } => UnsupportedError::new_err(msg),
         DbError::Argument { .. } => pyo3::exceptions::PyValueError::new_err(msg),

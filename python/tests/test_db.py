@@ -96,3 +96,30 @@ def test_missing_database(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(rr.Error):
         rr.Db(str(tmp_path / "empty"))
+
+
+def test_errors_name_the_directory_once_and_speak_no_cli(tmp_path):
+    # Issue 44/48: the reader's message does not repeat the directory, so
+    # Python names it (as the CLI and C do), and says no CLI flag alone.
+    f = tmp_path / "file.sst"
+    f.write_bytes(b"x")
+    with pytest.raises(rr.Error) as e:
+        rr.Db(str(f))
+    msg = str(e.value)
+    assert msg.count(str(f)) == 1, msg
+    assert "not a database directory" in msg and "rocks_ribbon.SstFile" in msg, msg
+    assert "\n" not in msg
+
+
+def test_list_column_families_as_rocksdb_lists_them(tmp_path):
+    src = str(tmp_path / "db")
+    o = options(10.0)
+    o.create_missing_column_families(True)
+    db = rocksdict.Rdict(src, o, column_families={"other": options(10.0), "third cf": options(10.0)})
+    db.put(b"k", b"v")
+    db.close()
+    names = rr.Db.list_column_families(src)
+    assert names == rocksdict.Rdict.list_cf(src, options(10.0))
+    assert names[0] == "default" and sorted(names) == ["default", "other", "third cf"]
+    with pytest.raises(rr.IoError):
+        rr.Db.list_column_families(str(tmp_path / "none"))
