@@ -9,6 +9,7 @@ pub mod binary_fuse;
 pub mod construction;
 pub mod harness;
 pub mod packed;
+pub mod proc_status;
 
 // The harness calls into RocksDB's static library directly from C++; name the
 // crate that links it so the linker sees `librocksdb.a` even in binaries that

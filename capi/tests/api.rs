@@ -15,20 +15,8 @@ use ribbon::reconcile::*;
 use ribbon::sst::*;
 use ribbon::standalone::*;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn last_error() -> String {
-    // SAFETY: the library returns a valid NUL-terminated string it owns.
-    unsafe { CStr::from_ptr(ribbon_last_error()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn cpath(p: &Path) -> CString {
-    CString::new(p.to_str().unwrap()).unwrap()
-}
+mod support;
+use support::{cpath, last_error, root};
 
 /// Pointer and length arrays over `keys`, as C passes them.
 fn arrays<K: AsRef<[u8]>>(keys: &[K]) -> (Vec<*const u8>, Vec<usize>) {

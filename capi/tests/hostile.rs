@@ -14,20 +14,8 @@ use std::ptr::{null, null_mut};
 use std::sync::mpsc;
 use std::time::Duration;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn last_error() -> String {
-    // SAFETY: the library returns a valid NUL-terminated string it owns.
-    unsafe { CStr::from_ptr(ribbon_last_error()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn cpath(p: &Path) -> CString {
-    CString::new(p.to_str().unwrap()).unwrap()
-}
+mod support;
+use support::{cpath, last_error, root};
 
 fn mkfifo(path: &Path) {
     let c = cpath(path);

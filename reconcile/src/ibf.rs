@@ -303,25 +303,19 @@ impl Ibf {
     /// Adds `other` cell by cell: afterwards this IBF is the one of both
     /// sets' keys, as if each key of `other` had been inserted here.
     pub fn add(&mut self, other: &Ibf) -> Result<(), Mismatch> {
-        self.check_compatible(other)?;
-        let stride = self.stride;
-        for (a, b) in self
-            .words
-            .chunks_exact_mut(stride)
-            .zip(other.words.chunks_exact(stride))
-        {
-            a[COUNT] = u64::from((a[COUNT] as u32).wrapping_add(b[COUNT] as u32));
-            for (x, y) in a[KEY_HASH..].iter_mut().zip(&b[KEY_HASH..]) {
-                *x ^= y;
-            }
-        }
-        Ok(())
+        self.combine(other, u32::wrapping_add)
     }
 
     /// Subtracts `other` cell by cell: afterwards this IBF holds the
     /// difference `self − other` (keys only in `self` count +1, keys only
     /// in `other` −1).
     pub fn subtract(&mut self, other: &Ibf) -> Result<(), Mismatch> {
+        self.combine(other, u32::wrapping_sub)
+    }
+
+    /// Each cell's count combined with `other`'s by `count` (32-bit,
+    /// wrapping), its key and hash sums XORed.
+    fn combine(&mut self, other: &Ibf, count: fn(u32, u32) -> u32) -> Result<(), Mismatch> {
         self.check_compatible(other)?;
         let stride = self.stride;
         for (a, b) in self
@@ -329,7 +323,7 @@ impl Ibf {
             .chunks_exact_mut(stride)
             .zip(other.words.chunks_exact(stride))
         {
-            a[COUNT] = u64::from((a[COUNT] as u32).wrapping_sub(b[COUNT] as u32));
+            a[COUNT] = u64::from(count(a[COUNT] as u32, b[COUNT] as u32));
             for (x, y) in a[KEY_HASH..].iter_mut().zip(&b[KEY_HASH..]) {
                 *x ^= y;
             }

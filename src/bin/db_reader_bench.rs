@@ -24,6 +24,7 @@
 //! Prints the section's markdown on standard output.
 
 use clap::Parser;
+use ribbon_compat::proc_status::status_kib;
 use ribbon_sst::db::{get::FileCache, Db};
 use rocksdb::{BlockBasedOptions, Options, ReadOptions, DB};
 use std::path::{Path, PathBuf};
@@ -81,19 +82,6 @@ fn write_db(dir: &Path, n: u64) {
     std::fs::write(dir.join("DONE"), b"").expect("DONE");
 }
 
-/// Peak resident memory of this process (`VmHWM`), KiB.
-fn vm_hwm_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn walk(side: &str, dir: &Path) {
     let t = Instant::now();
     let mut n = 0u64;
@@ -114,7 +102,7 @@ fn walk(side: &str, dir: &Path) {
         })
         .expect("live keys");
     }
-    println!("{n} {} {}", t.elapsed().as_secs_f64(), vm_hwm_kib());
+    println!("{n} {} {}", t.elapsed().as_secs_f64(), status_kib("VmHWM:"));
 }
 
 /// (keys, seconds, peak RSS in MiB) of a child process walking `dir`.

@@ -16,6 +16,7 @@ use ribbon::rocksdb::format::FilterReader;
 use ribbon::test_support::keys::{member_keys, KeyKind};
 use ribbon_compat::harness::{build_packed, NativeBuilder, NativeReader, Reason};
 use ribbon_compat::packed::{build_rust, PackedKeys};
+use ribbon_compat::proc_status::status_kib;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,15 +32,6 @@ use clap::Parser;
 use criterion::{criterion_dir, median_ns};
 use plot::svg_plot;
 use table::{db_floor_table, series_table, RatioTable, Series, BUILD_SIZES};
-
-fn status_kib(field: &str) -> u64 {
-    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    text.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
 
 extern "C" {
     /// glibc: returns free heap memory to the system.
