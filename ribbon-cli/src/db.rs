@@ -4,8 +4,9 @@
 
 use crate::error::Error;
 use crate::error::{read_error, shown};
+use crate::escape::escape_bytes;
 use crate::input::{self, decode_hex, Input};
-use crate::output::{escape_bytes, Stdout};
+use crate::output::Stdout;
 use clap::{Args, Subcommand};
 use ribbon_sst::db::{Db, Detail, FileLabels, GetPath, OpenOptions};
 use std::fmt::Write as _;

@@ -46,7 +46,7 @@ impl fmt::Display for Error {
         // One line, whatever the message holds, and no control character
         // (a name read from a file may hold a terminal escape): line
         // breaks become spaces, others are escaped as text output escapes
-        // them (`crate::output::escape_text`).
+        // them (`crate::escape::escape_text`).
         if !m.chars().any(char::is_control) {
             return f.write_str(m);
         }
@@ -54,7 +54,7 @@ impl fmt::Display for Error {
         for c in m.chars() {
             match c {
                 '\n' | '\r' => line.push(' '),
-                c if c.is_control() => crate::output::push_control(&mut line, c),
+                c if c.is_control() => crate::escape::push_control(&mut line, c),
                 c => line.push(c),
             }
         }

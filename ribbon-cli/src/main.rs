@@ -12,6 +12,7 @@ mod conformance;
 mod db;
 mod doctor;
 mod error;
+mod escape;
 mod filter_file;
 mod input;
 mod output;

@@ -4,7 +4,7 @@
 //! numbers that cannot be given are `-` in text and `null` in JSON, never
 //! NaN or infinity.
 
-use crate::output::escape_text;
+use crate::escape::escape_text;
 use ribbon_sst::{TableInfo, TableReport, VerifyReport};
 use serde::Serialize;
 use std::fmt::Write as _;
