@@ -86,7 +86,8 @@ dbreader_step() {
   local venv="${ROCKS_RIBBON_PY_VENV:-${TMPDIR:-/tmp}/rocks-ribbon-venv-python}"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.7,<2" numpy rocksdict
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
+  # maturin's build hook runs the maturin executable of this environment.
+  PATH="$venv/bin:$PATH" "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
   {
     echo "## Database reader against RocksDB (issue 48)"
     echo

@@ -16,7 +16,7 @@ rounds (each figure its best round):
   one at a time and ``Db.get_paths`` in one batch;
 * every live key: rocksdict's key iterator against ``Db.live_keys()``,
   each in a child process of its own, with that process's peak RSS
-  (``ru_maxrss``: the interpreter, the module and the walk).
+  (``VmHWM``: the interpreter, the module and the walk).
 
 Prints one table (``--markdown``: the bench report's section).
 """
@@ -24,7 +24,6 @@ Prints one table (``--markdown``: the bench report's section).
 import argparse
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -79,7 +78,7 @@ def best(f, repeat):
 
 
 WALK = r"""
-import resource, sys, time
+import sys, time
 side, path = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 n = 0
@@ -95,7 +94,10 @@ else:
         for k in db.live_keys():
             n += 1
 dt = time.perf_counter() - t
-print(n, dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child
+# would report its parent's peak.
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print(n, dt, hwm)
 """
 
 
