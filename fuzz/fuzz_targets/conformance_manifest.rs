@@ -16,6 +16,8 @@
 
 #[path = "../../ribbon-cli/src/error.rs"]
 mod error;
+#[path = "../../ribbon-cli/src/escape.rs"]
+mod escape;
 #[path = "../../ribbon-cli/src/input.rs"]
 mod input;
 #[path = "../../ribbon-cli/src/conformance/vectors.rs"]
