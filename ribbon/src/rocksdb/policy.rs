@@ -116,6 +116,21 @@ pub enum CompactionStyle {
     None,
 }
 
+impl CompactionStyle {
+    /// The style an OPTIONS file's `compaction_style=VALUE` names (RocksDB's
+    /// enumerator names, `options/options_helper.cc`); `None` for a value
+    /// it does not name.
+    pub fn from_options_value(value: &str) -> Option<Self> {
+        match value {
+            "kCompactionStyleLevel" => Some(Self::Level),
+            "kCompactionStyleUniversal" => Some(Self::Universal),
+            "kCompactionStyleFIFO" => Some(Self::Fifo),
+            "kCompactionStyleNone" => Some(Self::None),
+            _ => None,
+        }
+    }
+}
+
 /// Why a table file is written (`TableFileCreationReason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CreationReason {

@@ -9,6 +9,7 @@
 //! reader ([`OpenOptions::db_paths`]).
 
 use super::error::DbError;
+use ribbon::rocksdb::policy::CompactionStyle;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -74,16 +75,10 @@ pub struct OptionsFile {
 #[derive(Debug, Clone, Copy, Default)]
 struct LevelOptions {
     num_levels: Option<i32>,
-    /// `compaction_style` (absent: `kCompactionStyleLevel`, the default).
-    style: Option<CompactionStyle>,
+    /// `compaction_style` (`None`: absent, `kCompactionStyleLevel`, the
+    /// default; `Some(None)`: a value no style is named by).
+    style: Option<Option<CompactionStyle>>,
     ingest_behind: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CompactionStyle {
-    Level,
-    Universal,
-    Other,
 }
 
 /// `num_levels=VALUE` as RocksDB's options parser reads an `int`: decimal,
@@ -101,9 +96,9 @@ impl LevelOptions {
     /// default, [`super::DEFAULT_NUM_LEVELS`]).
     fn sanitized(self) -> u32 {
         let mut n = self.num_levels.unwrap_or(super::DEFAULT_NUM_LEVELS as i32).max(1);
-        match self.style.unwrap_or(CompactionStyle::Level) {
-            CompactionStyle::Level => n = n.max(2),
-            CompactionStyle::Universal if self.ingest_behind => n = n.max(3),
+        match self.style {
+            None | Some(Some(CompactionStyle::Level)) => n = n.max(2),
+            Some(Some(CompactionStyle::Universal)) if self.ingest_behind => n = n.max(3),
             _ => {}
         }
         n.unsigned_abs()
@@ -189,13 +184,7 @@ impl OptionsFile {
                             )
                         })?);
                     }
-                    "compaction_style" => {
-                        l.style = Some(match value {
-                            "kCompactionStyleLevel" => CompactionStyle::Level,
-                            "kCompactionStyleUniversal" => CompactionStyle::Universal,
-                            _ => CompactionStyle::Other,
-                        })
-                    }
+                    "compaction_style" => l.style = Some(CompactionStyle::from_options_value(value)),
                     "cf_allow_ingest_behind" => l.ingest_behind = value == "true",
                     _ => {}
                 }

@@ -279,15 +279,7 @@ impl Config {
                     "optimize_filters_for_hits" => c.optimize_filters_for_hits = boolean(value),
                     "num_levels" => c.num_levels = value.parse().ok(),
                     "table_factory" => c.table_factory = Some(value.to_string()),
-                    "compaction_style" => {
-                        c.compaction_style = match value {
-                            "kCompactionStyleLevel" => Some(CompactionStyle::Level),
-                            "kCompactionStyleUniversal" => Some(CompactionStyle::Universal),
-                            "kCompactionStyleFIFO" => Some(CompactionStyle::Fifo),
-                            "kCompactionStyleNone" => Some(CompactionStyle::None),
-                            _ => None,
-                        }
-                    }
+                    "compaction_style" => c.compaction_style = CompactionStyle::from_options_value(value),
                     _ => {}
                 }
             } else if let Some(cf) = section_of(section, "TableOptions/BlockBasedTable") {
