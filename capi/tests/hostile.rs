@@ -152,11 +152,13 @@ fn alloc_child() {
     println!("alive after RIBBON_ERR_MEMORY");
 }
 
-#[test]
-fn batch_allocation_failure_is_an_error_code() {
+/// Runs this test binary's test `name` alone in a child process, with the
+/// variable `env` set (the child tests do their work only then): whether
+/// it exited 0, and its standard output and error.
+fn run_child(name: &str, env: &str) -> (bool, String) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "alloc_child", "--nocapture", "--test-threads=1"])
-        .env("RIBBON_CAPI_ALLOC_CHILD", "1")
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(env, "1")
         .output()
         .unwrap();
     let text = format!(
@@ -164,7 +166,13 @@ fn batch_allocation_failure_is_an_error_code() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "the child failed or aborted: {text}");
+    (out.status.success(), text)
+}
+
+#[test]
+fn batch_allocation_failure_is_an_error_code() {
+    let (ok, text) = run_child("alloc_child", "RIBBON_CAPI_ALLOC_CHILD");
+    assert!(ok, "the child failed or aborted: {text}");
     assert!(text.contains("alive after RIBBON_ERR_MEMORY"), "{text}");
 }
 
@@ -341,16 +349,7 @@ fn fork_child() {
 
 #[test]
 fn a_forked_child_never_waits_on_the_parents_lock() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "fork_child", "--nocapture", "--test-threads=1"])
-        .env("RIBBON_CAPI_FORK_CHILD", "1")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
+    let (ok, text) = run_child("fork_child", "RIBBON_CAPI_FORK_CHILD");
+    assert!(ok, "{text}");
     assert!(text.contains("forked children answered"), "{text}");
 }
